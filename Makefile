@@ -1,0 +1,46 @@
+# scipis: the C++20 engine (src/core) and the PostgreSQL side (src/pg) in one
+# scipis.so, built with PGXS.
+EXTENSION = scipis
+MODULE_big = scipis
+EXTVERSION = 0.1
+
+CORE_SRCS := $(sort $(wildcard src/core/*.cpp src/core/*/*.cpp))
+PG_SRCS := $(sort $(wildcard src/pg/*.c))
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.c=.o)
+
+# The install script is assembled from one file per concern.
+SQL_PARTS := $(sort $(wildcard src/sql/*.sql))
+DATA_built = sql/scipis--$(EXTVERSION).sql
+
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/scipis--%,$(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=. --outputdir=build/regress
+
+WARN = -Wall -Wextra -Werror
+PG_CPPFLAGS = -Isrc/core
+PG_CFLAGS = $(WARN) -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+PG_CXXFLAGS = -std=c++20 -O2 $(WARN) -fno-strict-aliasing -pthread
+SHLIB_LINK = -lstdc++ -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
+	-labsl_low_level_hash -lpthread
+EXTRA_CLEAN = build test/engine/engine_tests
+
+# JIT bitcode is not worth a clang dependency for this module.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+sql/scipis--$(EXTVERSION).sql: $(SQL_PARTS)
+	cat $^ > $@
+
+# Engine unit tests: the engine objects linked with GoogleTest, no server.
+ENGINE_TEST_SRCS := $(sort $(wildcard test/engine/*.cpp))
+test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_SRCS)
+	$(CXX) -std=c++20 -O1 -g $(WARN) -Isrc/core -pthread -o $@ $(ENGINE_TEST_SRCS) \
+		$(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main -lnuma -labsl_raw_hash_set \
+		-labsl_hash -labsl_city -labsl_low_level_hash -lpthread
+
+engine-check: test/engine/engine_tests
+	test/engine/engine_tests
+
+.PHONY: engine-check

@@ -1,0 +1,68 @@
+#include "index/manifest.h"
+
+#include "index/segment_format.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
+#include "util/error.h"
+
+namespace scipis {
+
+std::string Manifest::encode() const {
+  std::string body;
+  put_u64(body, generation);
+  put_u32(body, split_factor);
+  put_u32(body, indexers);
+  body.append(reinterpret_cast<const char*>(delimiter), 256);
+  for (uint64_t v : {files, bytes, docs_with_tokens, total_tokens, terms, skipped,
+                     index_bytes})
+    put_u64(body, v);
+  for (const auto& s : segments) {
+    put_u32(body, s.indexer);
+    put_u32(body, s.seg);
+    put_u64(body, s.first_seq);
+    put_u64(body, s.docs);
+    put_u64(body, s.tf_data_bytes);
+    put_u64(body, s.file_data_bytes);
+  }
+  std::string out;
+  FileHeader h;
+  h.count = segments.size();
+  h.body_crc = crc32c(body.data(), body.size());
+  put_header(out, kMagicManifest, h);
+  return out + body;
+}
+
+Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
+  FileHeader h = check_header(path, kMagicManifest, bytes.data(), bytes.size());
+  std::string_view body(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize);
+  check_body(path, h, body);
+  Cursor c(body.data(), body.size());
+  Manifest m;
+  m.generation = c.u64();
+  m.split_factor = c.u32();
+  m.indexers = c.u32();
+  std::string_view d = c.bytes(256);
+  if (c.ok()) std::copy(d.begin(), d.end(), m.delimiter);
+  for (uint64_t* v : {&m.files, &m.bytes, &m.docs_with_tokens, &m.total_tokens,
+                      &m.terms, &m.skipped, &m.index_bytes})
+    *v = c.u64();
+  if (!c.ok() || h.count > c.left() / 40)
+    fail_corrupt(path, "manifest body is shorter than its header says");
+  for (uint64_t i = 0; i < h.count; i++) {
+    SegmentRef s;
+    s.indexer = c.u32();
+    s.seg = c.u32();
+    s.first_seq = c.u64();
+    s.docs = c.u64();
+    s.tf_data_bytes = c.u64();
+    s.file_data_bytes = c.u64();
+    if (s.indexer >= m.indexers) fail_corrupt(path, "segment names an unknown indexer");
+    m.segments.push_back(s);
+  }
+  if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");
+  if (m.split_factor == 0 || m.split_factor > 4096)
+    fail_corrupt(path, "bad split factor");
+  return m;
+}
+
+}  // namespace scipis

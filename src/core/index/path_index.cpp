@@ -1,0 +1,67 @@
+#include "index/path_index.h"
+
+#include <algorithm>
+
+#include "index/segment_format.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+namespace scipis {
+
+void PathIndex::add(const DocInfo& d, std::string_view path) {
+  docs_.push_back(d);
+  lens_.push_back(static_cast<uint32_t>(path.size()));
+  paths_.append(path);
+}
+
+void PathIndex::serialise(int split_factor, std::string& data,
+                          std::vector<std::string>& metas) const {
+  std::string body;
+  body.reserve(docs_.size() * kFileRecordSize + paths_.size());
+  for (size_t i = 0; i < docs_.size(); i++) {
+    put_u64(body, docs_[i].seq);
+    put_u64(body, docs_[i].size);
+    put_u64(body, static_cast<uint64_t>(docs_[i].mtime_ns));
+    put_u64(body, docs_[i].tokens);
+    put_u32(body, lens_[i]);
+  }
+  body += paths_;
+  data.clear();
+  FileHeader h;
+  h.count = docs_.size();
+  h.body_crc = crc32c(body.data(), body.size());
+  put_header(data, kMagicFileData, h);
+  data += body;
+
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> split(split_factor);
+  size_t off = 0;
+  for (size_t i = 0; i < docs_.size(); i++) {
+    uint64_t hash = fnv1a(std::string_view(paths_).substr(off, lens_[i]));
+    split[hash % split_factor].emplace_back(hash, static_cast<uint32_t>(i));
+    off += lens_[i];
+  }
+  metas.assign(split_factor, std::string());
+  for (int s = 0; s < split_factor; s++) {
+    auto& v = split[s];
+    std::sort(v.begin(), v.end());
+    std::string mbody;
+    for (const auto& [hash, rec] : v) {
+      put_u64(mbody, hash);
+      put_u32(mbody, rec);
+    }
+    FileHeader mh;
+    mh.aux = static_cast<uint32_t>(s);
+    mh.count = v.size();
+    mh.body_crc = crc32c(mbody.data(), mbody.size());
+    put_header(metas[s], kMagicFileMeta, mh);
+    metas[s] += mbody;
+  }
+}
+
+void PathIndex::clear() {
+  std::vector<DocInfo>().swap(docs_);
+  std::vector<uint32_t>().swap(lens_);
+  std::string().swap(paths_);
+}
+
+}  // namespace scipis

@@ -1,0 +1,58 @@
+// On-disk layout shared by the segment writer, the segment reader and the
+// manifest. Little-endian; every file opens with a 32-byte header:
+//   magic[8] version:u32 aux:u32 count:u64 body_crc:u32 header_crc:u32
+// TF data:   posting blocks, each  varint n, n x (varint seq_delta, varint tf),
+//            u32 crc32c of the block; located by the TF metadata.
+// TF meta:   split `aux`; u32 offsets[count], then entries sorted by term:
+//            u8 len, term, varint block_offset, varint block_len, varint df.
+// File data: count records (u64 seq, u64 size, i64 mtime_ns, u64 tokens,
+//            u32 path_len), then the paths back to back.
+// File meta: split `aux`; count entries (u64 path_hash, u32 record), sorted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace scipis {
+
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kHeaderSize = 32;
+constexpr size_t kFileRecordSize = 36;
+
+inline constexpr char kMagicTfData[] = "SCIPISTD";
+inline constexpr char kMagicTfMeta[] = "SCIPISTM";
+inline constexpr char kMagicFileData[] = "SCIPISFD";
+inline constexpr char kMagicFileMeta[] = "SCIPISFM";
+inline constexpr char kMagicManifest[] = "SCIPISMF";
+
+struct FileHeader {
+  uint32_t aux = 0;
+  uint64_t count = 0;
+  uint32_t body_crc = 0;
+};
+
+// Appends a header for a file whose body follows.
+void put_header(std::string& out, const char* magic, const FileHeader& h);
+// Checks magic, version and header checksum; throws a corruption error
+// naming path otherwise.
+FileHeader check_header(const std::string& path, const char* magic,
+                        const void* data, size_t len);
+// Throws unless crc32c(body) equals the header's.
+void check_body(const std::string& path, const FileHeader& h,
+                std::string_view body);
+
+inline std::string tf_dir(uint32_t indexer) {
+  return "tfidf_index_" + std::to_string(indexer);
+}
+inline std::string file_dir(uint32_t indexer) {
+  return "file_index_" + std::to_string(indexer);
+}
+inline std::string seg_data(uint32_t seg) {
+  return "seg_" + std::to_string(seg) + ".data";
+}
+inline std::string seg_meta(uint32_t seg, uint32_t split) {
+  return "seg_" + std::to_string(seg) + ".meta." + std::to_string(split);
+}
+
+}  // namespace scipis

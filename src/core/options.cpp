@@ -1,0 +1,79 @@
+// Collection options: documented defaults and their ranges.
+#include <cstring>
+#include <string>
+
+#include "scipis_engine.h"
+#include "util/door.h"
+
+using namespace scipis;
+
+extern "C" void scipis_options_init(scipis_options* o) {
+  std::memset(o, 0, sizeof *o);
+  scipis_tokenizer_named("word", o->delimiter);
+  o->block_size = 1u << 20;
+  o->path_index_size = 64ull << 20;
+  o->tfidf_index_size = 256ull << 20;
+  o->index_depth = 4;
+  o->split_factor = 16;
+}
+
+extern "C" int scipis_tokenizer_named(const char* name, unsigned char delim[256]) {
+  if (std::strcmp(name, "word") == 0) {
+    for (int b = 0; b < 256; b++) {
+      bool tok = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
+                 (b >= '0' && b <= '9') || b == '_' || b >= 0x80;
+      delim[b] = tok ? 0 : 1;
+    }
+    return 0;
+  }
+  if (std::strcmp(name, "whitespace") == 0) {
+    for (int b = 0; b < 256; b++)
+      delim[b] = (b == ' ' || b == '\t' || b == '\n' || b == '\v' || b == '\f' ||
+                  b == '\r')
+                     ? 1
+                     : 0;
+    return 0;
+  }
+  return -1;
+}
+
+static void range(const char* name, uint64_t v, uint64_t lo, uint64_t hi) {
+  if (v < lo || v > hi)
+    fail(SCIPIS_E_INVALID,
+         "option \"%s\" must be between %llu and %llu, not %llu", name,
+         static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+         static_cast<unsigned long long>(v));
+}
+
+static void irange(const char* name, int v, int lo, int hi) {
+  if (v < lo || v > hi)
+    fail(SCIPIS_E_INVALID, "option \"%s\" must be between %d and %d, not %d",
+         name, lo, hi, v);
+}
+
+extern "C" int scipis_options_check(const scipis_options* o, scipis_error* err) {
+  return guarded(err, [&] {
+    irange("reader_threads", o->reader_threads, 0, 256);
+    irange("indexer_threads", o->indexer_threads, 0, 256);
+    irange("writer_threads", o->writer_threads, 0, 256);
+    range("block_size", o->block_size, 512, 1ull << 30);
+    range("path_index_size", o->path_index_size, 65536, 1ull << 40);
+    range("tfidf_index_size", o->tfidf_index_size, 65536, 1ull << 40);
+    irange("index_depth", o->index_depth, 1, 1024);
+    irange("split_factor", o->split_factor, 1, 4096);
+    if (o->direct_io && o->block_size % 4096 != 0)
+      fail(SCIPIS_E_INVALID,
+           "option \"block_size\" must be a multiple of 4096 when \"direct_io\" is on");
+    bool any_token = false;
+    for (int b = 0; b < 256; b++) any_token |= o->delimiter[b] == 0;
+    if (!any_token)
+      fail(SCIPIS_E_INVALID, "option \"delimiters\" leaves no byte to form tokens");
+  });
+}
+
+extern "C" int scipis_query_has_terms(const char* q, size_t len,
+                                      const unsigned char delim[256]) {
+  for (size_t i = 0; i < len; i++)
+    if (!delim[static_cast<unsigned char>(q[i])]) return 1;
+  return 0;
+}

@@ -1,0 +1,36 @@
+// A recycled pool of aligned read buffers (aligned for O_DIRECT). Each
+// buffer keeps kCarryRoom bytes in front of its read area for the partial
+// token carried over from the previous block.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <vector>
+
+#include "pipeline/queue.h"
+
+namespace scipis {
+
+constexpr size_t kCarryRoom = 4096;
+
+class BufferPool {
+ public:
+  BufferPool(size_t count, size_t block_size, const std::atomic<bool>* stop);
+  ~BufferPool();
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+
+  // nullptr when the build stopped while waiting.
+  unsigned char* acquire() {
+    auto b = free_.pop();
+    return b ? *b : nullptr;
+  }
+  void release(unsigned char* b) { free_.push(b); }
+  unsigned char* read_area(unsigned char* b) const { return b + kCarryRoom; }
+
+ private:
+  std::vector<unsigned char*> all_;
+  BoundedQueue<unsigned char*> free_;
+};
+
+}  // namespace scipis

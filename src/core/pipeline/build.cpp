@@ -1,0 +1,249 @@
+// The build door: runs a pipeline on engine threads while the caller polls,
+// then commits the new generation by replacing the manifest.
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "index/manifest.h"
+#include "index/segment_format.h"
+#include "index/segment_reader.h"
+#include "pipeline/pipeline.h"
+#include "scipis_engine.h"
+#include "util/door.h"
+#include "util/fileio.h"
+
+using namespace scipis;
+
+struct scipis_build {
+  std::string dir;
+  PipelineConfig cfg;
+  Manifest next;
+  std::unique_ptr<Pipeline> pipeline;
+  std::thread coordinator;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  bool aborted = false;  // never commit, even if the pipeline finished
+  std::exception_ptr error;
+  std::chrono::steady_clock::time_point started;
+};
+
+namespace {
+
+// Generations named by directories g<N>; a new build takes the next number.
+uint64_t next_generation(const std::string& dir, const Manifest* current) {
+  uint64_t gen = current ? current->generation : 0;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (struct dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == 'g') {
+        char* end;
+        unsigned long long g = std::strtoull(e->d_name + 1, &end, 10);
+        if (*end == '\0' && g > gen) gen = g;
+      }
+    }
+    ::closedir(d);
+  }
+  return gen + 1;
+}
+
+// Files no manifest names are left-overs of an interrupted build.
+void remove_garbage(const std::string& dir, const Manifest* current) {
+  std::string keep = current ? "g" + std::to_string(current->generation) : "";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> doomed;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == ".." || n == "MANIFEST" || n == keep) continue;
+    doomed.push_back(n);
+  }
+  ::closedir(d);
+  for (const auto& n : doomed) remove_tree(dir + "/" + n);
+}
+
+uint64_t count_distinct_terms(const std::string& gen_dir, const Manifest& m) {
+  uint64_t total = 0;
+  for (uint32_t s = 0; s < m.split_factor; s++) {
+    std::vector<TfMeta> metas;
+    for (const auto& seg : m.segments) {
+      std::string p = gen_dir + "/" + tf_dir(seg.indexer) + "/" + seg_meta(seg.seg, s);
+      std::string bytes;
+      if (!read_file(p, bytes)) fail_corrupt(p, "file is missing");
+      metas.emplace_back(p, std::move(bytes));
+    }
+    absl::flat_hash_set<std::string_view> seen;
+    for (const auto& tm : metas)
+      for (size_t i = 0; i < tm.size(); i++) seen.insert(tm.term_at(i));
+    total += seen.size();
+  }
+  return total;
+}
+
+void resolve_threads(scipis_options& o) {
+  int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (cpus < 1) cpus = 1;
+  if (o.indexer_threads == 0) o.indexer_threads = cpus;
+  if (o.reader_threads == 0) o.reader_threads = std::min(cpus, 4);
+  if (o.writer_threads == 0) o.writer_threads = 1;
+}
+
+void coordinate(scipis_build* b) {
+  try {
+    b->pipeline->run();
+    auto& m = b->next;
+    m.segments = b->pipeline->segments();
+    std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
+      return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
+    });
+    const auto& t = b->pipeline->totals();
+    m.files = t.files;
+    m.bytes = t.bytes;
+    m.docs_with_tokens = t.docs_with_tokens;
+    m.total_tokens = t.tokens;
+    m.skipped = t.skipped;
+    m.terms = count_distinct_terms(b->cfg.gen_dir, m);
+    sync_filesystem(b->cfg.gen_dir);
+    m.index_bytes = tree_bytes(b->cfg.gen_dir);
+  } catch (...) {
+    b->error = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lk(b->mu);
+  b->done = true;
+  b->cv.notify_all();
+}
+
+}  // namespace
+
+extern "C" scipis_build* scipis_build_start(const char* dir, const char* root,
+                                            const scipis_options* opts,
+                                            scipis_error* err) {
+  scipis_build* result = nullptr;
+  guarded(err, [&] {
+    if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
+    std::string r = root;
+    if (r.empty() || r[0] != '/') fail(SCIPIS_E_INVALID, "root \"%s\" is not an absolute path", root);
+    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    struct stat st;
+    if (::stat(r.c_str(), &st) != 0) fail_io(errno, "open directory", r);
+    if (!S_ISDIR(st.st_mode)) fail(SCIPIS_E_INVALID, "root \"%s\" is not a directory", r.c_str());
+    if (::access(r.c_str(), R_OK | X_OK) != 0) fail_io(errno, "read directory", r);
+
+    auto b = std::make_unique<scipis_build>();
+    b->dir = dir;
+    mkdir_p(b->dir);
+    std::string mbytes;
+    std::optional<Manifest> current;
+    try {
+      if (read_file(manifest_path(b->dir), mbytes))
+        current = Manifest::decode(manifest_path(b->dir), mbytes);
+    } catch (const Error&) {
+      // A damaged manifest is replaced by this build.
+    }
+    remove_garbage(b->dir, current ? &*current : nullptr);
+    b->next.generation = next_generation(b->dir, current ? &*current : nullptr);
+    b->cfg.root = r;
+    b->cfg.gen_dir = b->next.gen_dir(b->dir);
+    b->cfg.opts = *opts;
+    resolve_threads(b->cfg.opts);
+    for (int i = 0; i < opts->n_include; i++) b->cfg.rules.include.emplace_back(opts->include[i]);
+    for (int i = 0; i < opts->n_exclude; i++) b->cfg.rules.exclude.emplace_back(opts->exclude[i]);
+    b->cfg.opts.include = nullptr;
+    b->cfg.opts.exclude = nullptr;
+    b->cfg.rules.follow_symlinks = opts->follow_symlinks != 0;
+    b->next.split_factor = static_cast<uint32_t>(opts->split_factor);
+    b->next.indexers = static_cast<uint32_t>(b->cfg.opts.indexer_threads);
+    std::memcpy(b->next.delimiter, opts->delimiter, 256);
+    mkdir_p(b->cfg.gen_dir);
+    b->pipeline = std::make_unique<Pipeline>(b->cfg);
+    b->started = std::chrono::steady_clock::now();
+
+    // Threads inherit the creator's signal mask: block everything first.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+      b->coordinator = std::thread(coordinate, b.get());
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      remove_tree(b->cfg.gen_dir);
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    result = b.release();
+  });
+  return result;
+}
+
+extern "C" int scipis_build_wait(scipis_build* b, int timeout_ms) {
+  std::unique_lock<std::mutex> lk(b->mu);
+  b->cv.wait_for(lk, std::chrono::milliseconds(timeout_ms), [b] { return b->done; });
+  return b->done ? 1 : 0;
+}
+
+extern "C" void scipis_build_cancel(scipis_build* b) { b->pipeline->stop(); }
+
+extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
+                                   scipis_error* err) {
+  std::unique_ptr<scipis_build> owned(b);
+  int rc = guarded(err, [&] {
+    b->coordinator.join();
+    if (b->aborted && !b->error)
+      b->error = std::make_exception_ptr(Error(SCIPIS_E_CANCELED, "indexing was cancelled"));
+    if (b->error) {
+      try {
+        remove_tree(b->cfg.gen_dir);
+      } catch (...) {
+      }
+      std::rethrow_exception(b->error);
+    }
+    std::string old_gen;
+    std::string mbytes;
+    try {
+      if (read_file(manifest_path(b->dir), mbytes))
+        old_gen = Manifest::decode(manifest_path(b->dir), mbytes).gen_dir(b->dir);
+    } catch (const Error&) {
+    }
+    fsync_dir(b->cfg.gen_dir);
+    fsync_dir(b->dir);
+    std::string enc = b->next.encode();
+    b->next.index_bytes += enc.size();
+    enc = b->next.encode();
+    replace_file_atomic(manifest_path(b->dir), enc);
+    // The new generation is live; the old one is garbage now.
+    if (!old_gen.empty() && old_gen != b->cfg.gen_dir) remove_tree(old_gen);
+    const Manifest& m = b->next;
+    stats->files = m.files;
+    stats->bytes = m.bytes;
+    stats->tokens = m.total_tokens;
+    stats->terms = m.terms;
+    stats->segments = m.segments.size();
+    stats->skipped = m.skipped;
+    stats->index_bytes = m.index_bytes;
+    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                   b->started)
+                         .count();
+  });
+  return rc;
+}
+
+extern "C" void scipis_build_abort(scipis_build* b) {
+  b->aborted = true;
+  b->pipeline->stop();
+  scipis_error ignored;
+  scipis_build_stats stats;
+  while (!scipis_build_wait(b, 100)) {
+  }
+  scipis_build_finish(b, &stats, &ignored);
+}
+
+extern "C" int scipis_remove_dir(const char* dir, scipis_error* err) {
+  return guarded(err, [&] { remove_tree(dir); });
+}

@@ -1,0 +1,34 @@
+// What flows between the pipeline's threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "index/manifest.h"
+
+namespace scipis {
+
+// Reader -> indexer. A file arrives as Begin, its blocks in order, then End,
+// never interleaved with another file's messages on the same indexer.
+struct ReadMsg {
+  enum Kind { kBegin, kBlock, kEnd };
+  Kind kind = kBegin;
+  unsigned char* buffer = nullptr;  // kBlock: pool buffer to give back
+  unsigned char* data = nullptr;
+  size_t len = 0;
+  std::string path;      // kBegin
+  int64_t mtime_ns = 0;  // kBegin
+  uint64_t size = 0;     // kEnd: bytes actually read
+};
+
+// Indexer -> writer: one serialised partial index flush.
+struct FlushJob {
+  SegmentRef ref;
+  std::string tf_data;
+  std::vector<std::string> tf_meta;
+  std::string file_data;
+  std::vector<std::string> file_meta;
+};
+
+}  // namespace scipis

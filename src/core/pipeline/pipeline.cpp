@@ -1,0 +1,267 @@
+#include "pipeline/pipeline.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "index/path_index.h"
+#include "index/segment_format.h"
+#include "index/tfidf_index.h"
+#include "util/error.h"
+#include "util/fileio.h"
+
+namespace scipis {
+
+Pipeline::Pipeline(PipelineConfig cfg)
+    : cfg_(std::move(cfg)),
+      tokenizer_(cfg_.opts.delimiter),
+      files_(4096, &stop_),
+      free_indexers_(static_cast<size_t>(cfg_.opts.indexer_threads), &stop_),
+      to_writer_(static_cast<size_t>(cfg_.opts.writer_threads), &stop_) {
+  for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
+    to_indexer_.push_back(std::make_unique<BoundedQueue<ReadMsg>>(1024, &stop_));
+    free_indexers_.push(i);
+  }
+}
+
+void Pipeline::record_error(std::exception_ptr e) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!error_) error_ = e;
+  stop_.store(true);
+}
+
+std::vector<SegmentRef> Pipeline::segments() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return segments_;
+}
+
+void Pipeline::run() {
+  const auto& o = cfg_.opts;
+  pool_ = std::make_unique<BufferPool>(
+      static_cast<size_t>(o.reader_threads * 2 + o.indexer_threads * 2),
+      o.block_size, &stop_);
+  for (int i = 0; i < o.indexer_threads; i++) {
+    mkdir_p(cfg_.gen_dir + "/" + tf_dir(static_cast<uint32_t>(i)));
+    mkdir_p(cfg_.gen_dir + "/" + file_dir(static_cast<uint32_t>(i)));
+  }
+  auto guard = [this](auto fn) {
+    return [this, fn] {
+      try {
+        fn();
+      } catch (...) {
+        record_error(std::current_exception());
+      }
+    };
+  };
+  std::thread crawler(guard([this] {
+    Crawler(cfg_.root, cfg_.rules, files_, stop_).run(totals_.skipped);
+  }));
+  std::vector<std::thread> readers, indexers, writers;
+  for (int i = 0; i < o.reader_threads; i++)
+    readers.emplace_back(guard([this, i] { reader_loop(i); }));
+  for (int i = 0; i < o.indexer_threads; i++)
+    indexers.emplace_back(guard([this, i] { indexer_loop(i); }));
+  for (int i = 0; i < o.writer_threads; i++)
+    writers.emplace_back(guard([this] { writer_loop(); }));
+
+  crawler.join();
+  files_.close();
+  for (auto& t : readers) t.join();
+  for (auto& q : to_indexer_) q->close();
+  for (auto& t : indexers) t.join();
+  to_writer_.close();
+  for (auto& t : writers) t.join();
+  if (error_) std::rethrow_exception(error_);
+  if (stop_.load()) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
+}
+
+void Pipeline::reader_loop(int id) {
+  place_on_numa_node(id);
+  while (auto task = files_.pop()) {
+    auto ix = free_indexers_.pop();
+    if (!ix) return;
+    read_file(*task, *ix);
+    free_indexers_.push(*ix);
+  }
+}
+
+namespace {
+
+int open_for_reading(const std::string& path, bool nofollow, bool direct) {
+  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+  if (direct) {
+    int fd = ::open(path.c_str(), flags | O_DIRECT);
+    if (fd >= 0 || errno != EINVAL) return fd;
+    // The file system refuses O_DIRECT: read through the page cache.
+  }
+  return ::open(path.c_str(), flags);
+}
+
+}  // namespace
+
+void Pipeline::read_file(const FileTask& t, int indexer) {
+  const auto& o = cfg_.opts;
+  bool direct = o.direct_io != 0;
+  Fd fd(open_for_reading(t.path, !t.via_symlink, direct));
+  if (!fd) {
+    totals_.skipped++;  // vanished, unreadable, or replaced by a symlink
+    return;
+  }
+  struct stat st;
+  // Checked on the open descriptor: a FIFO or device swapped in after the
+  // crawl is never read (O_NONBLOCK kept the open itself from blocking).
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    totals_.skipped++;
+    return;
+  }
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  direct = direct && (::fcntl(fd.get(), F_GETFL) & O_DIRECT);
+
+  auto& q = *to_indexer_[static_cast<size_t>(indexer)];
+  ReadMsg begin;
+  begin.path = t.path;
+  begin.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                   st.st_mtim.tv_nsec;
+  if (!q.push(std::move(begin))) return;
+
+  // The file is read as it was when opened: growth after that is not read.
+  const uint64_t limit = static_cast<uint64_t>(st.st_size);
+  uint64_t off = 0;
+  unsigned char carry[kMaxToken];
+  size_t carry_len = 0;
+  bool eof = limit == 0;
+  while (!eof) {
+    if (stop_.load(std::memory_order_relaxed)) return;
+    unsigned char* buf = pool_->acquire();
+    if (!buf) return;
+    unsigned char* area = pool_->read_area(buf);
+    size_t want = direct ? o.block_size
+                         : static_cast<size_t>(std::min<uint64_t>(o.block_size, limit - off));
+    ssize_t n;
+    while (true) {
+      n = ::pread(fd.get(), area, want, static_cast<off_t>(off));
+      if (n >= 0) break;
+      if (errno == EINTR) continue;
+      if (errno == EINVAL && direct) {
+        // Refused at read time (alignment rules of this file system).
+        fd = Fd(open_for_reading(t.path, !t.via_symlink, false));
+        direct = false;
+        want = static_cast<size_t>(std::min<uint64_t>(o.block_size, limit - off));
+        if (fd) continue;
+      }
+      break;
+    }
+    if (n < 0) {
+      // An I/O error mid-file: the file is indexed as far as it was read.
+      pool_->release(buf);
+      totals_.skipped++;
+      break;
+    }
+    size_t got = static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(n), limit - off));
+    off += got;
+    eof = got == 0 || off >= limit;
+    unsigned char* data = area - carry_len;
+    std::memcpy(data, carry, carry_len);
+    size_t len = carry_len + got;
+    size_t cut = eof ? len : tokenizer_.safe_cut(data, len);
+    carry_len = len - cut;
+    std::memcpy(carry, data + cut, carry_len);
+    if (cut == 0) {
+      pool_->release(buf);
+      continue;
+    }
+    ReadMsg blk;
+    blk.kind = ReadMsg::kBlock;
+    blk.buffer = buf;
+    blk.data = data;
+    blk.len = cut;
+    if (!q.push(std::move(blk))) {
+      pool_->release(buf);
+      return;
+    }
+  }
+  ReadMsg end;
+  end.kind = ReadMsg::kEnd;
+  end.size = off;
+  q.push(std::move(end));
+  totals_.bytes += off;
+}
+
+void Pipeline::indexer_loop(int id) {
+  place_on_numa_node(id);
+  const auto& o = cfg_.opts;
+  TfIdfIndex tf(o.tfidf_index_size, o.index_depth);
+  PathIndex paths(o.path_index_size);
+  uint64_t next_seq = 0, first_seq = 0;
+  uint32_t seg_no = 0;
+  std::string cur_path;
+  DocInfo cur{};
+  uint32_t since_check = 0;
+
+  auto flush = [&] {
+    FlushJob job;
+    job.ref.indexer = static_cast<uint32_t>(id);
+    job.ref.seg = seg_no++;
+    job.ref.first_seq = first_seq;
+    job.ref.docs = paths.count();
+    tf.serialise(o.split_factor, job.tf_data, job.tf_meta);
+    paths.serialise(o.split_factor, job.file_data, job.file_meta);
+    tf.clear();
+    paths.clear();
+    first_seq = next_seq;
+    if (!to_writer_.push(std::move(job))) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
+  };
+
+  auto& q = *to_indexer_[static_cast<size_t>(id)];
+  while (auto m = q.pop()) {
+    switch (m->kind) {
+      case ReadMsg::kBegin:
+        cur = DocInfo{next_seq++, 0, m->mtime_ns, 0};
+        cur_path = std::move(m->path);
+        break;
+      case ReadMsg::kBlock:
+        tokenizer_.tokenize_in_place(m->data, m->len, [&](const char* s, size_t n) {
+          tf.add(std::string_view(s, n), cur.seq);
+          cur.tokens++;
+          if ((++since_check & 31) == 0 && tf.full()) flush();
+        });
+        pool_->release(m->buffer);
+        break;
+      case ReadMsg::kEnd:
+        cur.size = m->size;
+        paths.add(cur, cur_path);
+        totals_.files++;
+        totals_.tokens += cur.tokens;
+        if (cur.tokens) totals_.docs_with_tokens++;
+        if (paths.full() || tf.full()) flush();
+        break;
+    }
+  }
+  if (stop_.load()) return;
+  if (!tf.empty() || !paths.empty()) flush();
+}
+
+void Pipeline::writer_loop() {
+  while (auto job = to_writer_.pop()) {
+    const std::string tdir = cfg_.gen_dir + "/" + tf_dir(job->ref.indexer) + "/";
+    const std::string fdir = cfg_.gen_dir + "/" + file_dir(job->ref.indexer) + "/";
+    write_file_durable(tdir + seg_data(job->ref.seg), job->tf_data, false);
+    for (size_t s = 0; s < job->tf_meta.size(); s++)
+      write_file_durable(tdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)),
+                         job->tf_meta[s], false);
+    write_file_durable(fdir + seg_data(job->ref.seg), job->file_data, false);
+    for (size_t s = 0; s < job->file_meta.size(); s++)
+      write_file_durable(fdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)),
+                         job->file_meta[s], false);
+    job->ref.tf_data_bytes = job->tf_data.size();
+    job->ref.file_data_bytes = job->file_data.size();
+    std::lock_guard<std::mutex> lk(mu_);
+    segments_.push_back(job->ref);
+  }
+}
+
+}  // namespace scipis

@@ -1,0 +1,72 @@
+// The SCIPIS indexing pipeline: crawler -> wave readers -> indexers ->
+// writers, all on engine threads that block every signal.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "index/manifest.h"
+#include "index/tokenizer.h"
+#include "pipeline/buffer_pool.h"
+#include "pipeline/crawler.h"
+#include "pipeline/messages.h"
+#include "pipeline/queue.h"
+#include "scipis_engine.h"
+
+namespace scipis {
+
+struct PipelineConfig {
+  std::string root;
+  std::string gen_dir;  // where this build's segments go
+  CrawlRules rules;
+  scipis_options opts;  // thread counts resolved (no zeros)
+};
+
+struct PipelineTotals {
+  std::atomic<uint64_t> files{0}, bytes{0}, tokens{0}, docs_with_tokens{0},
+      skipped{0};
+};
+
+class Pipeline {
+ public:
+  explicit Pipeline(PipelineConfig cfg);
+  // Runs every stage to completion (or until stop); throws the first
+  // fatal error of any thread.
+  void run();
+  void stop() { stop_.store(true); }
+  bool stopped() const { return stop_.load(); }
+  const PipelineTotals& totals() const { return totals_; }
+  std::vector<SegmentRef> segments() const;
+
+ private:
+  void reader_loop(int id);
+  void read_file(const FileTask& t, int indexer);
+  void indexer_loop(int id);
+  void writer_loop();
+  void record_error(std::exception_ptr e);
+
+  PipelineConfig cfg_;
+  Tokenizer tokenizer_;
+  std::atomic<bool> stop_{false};
+  PipelineTotals totals_;
+  BoundedQueue<FileTask> files_;
+  BoundedQueue<int> free_indexers_;
+  std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
+  BoundedQueue<FlushJob> to_writer_;
+  std::unique_ptr<BufferPool> pool_;
+  mutable std::mutex mu_;
+  std::vector<SegmentRef> segments_;
+  std::exception_ptr error_;
+};
+
+// Blocks every signal in the calling thread; engine threads run like this
+// so that PostgreSQL's handlers only ever run on the backend's own thread.
+void block_all_signals();
+// Pins the calling thread to a NUMA node when the machine has several.
+void place_on_numa_node(int index);
+
+}  // namespace scipis

@@ -1,0 +1,156 @@
+#include "query/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <string>
+
+#include "util/bytes.h"
+#include "util/error.h"
+
+namespace scipis {
+
+std::vector<QueryTerm> parse_query(const Tokenizer& tok, std::string_view query) {
+  std::string buf(query);
+  std::vector<QueryTerm> terms;
+  tok.tokenize_in_place(reinterpret_cast<unsigned char*>(buf.data()), buf.size(),
+                        [&](const char* s, size_t n) {
+                          std::string_view t(s, n);
+                          for (auto& q : terms)
+                            if (q.term == t) {
+                              q.qf++;
+                              return;
+                            }
+                          terms.push_back({std::string(t), 1});
+                        });
+  return terms;
+}
+
+namespace {
+
+// One term's postings within one partial index (indexer), seq-ordered; a
+// document split across two flushes has its counts summed.
+std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::string& term,
+                                   uint32_t split) {
+  std::vector<Posting> out;
+  std::string block;
+  uint64_t limit = ix.docs.size();
+  for (SegmentState* s : ix.segs) {
+    auto ref = c.tf_meta(*s, split).find(term);
+    if (!ref) continue;
+    c.read_block(*s, *ref, block);
+    size_t before = out.size();
+    decode_postings(s->tf_dir + "seg_" + std::to_string(s->ref.seg) + ".data", block,
+                    ref->df, limit, out);
+    if (before > 0 && before < out.size()) {
+      if (out[before].seq == out[before - 1].seq) {
+        out[before - 1].tf += out[before].tf;
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(before));
+      } else if (out[before].seq < out[before - 1].seq) {
+        fail_corrupt(s->tf_dir, "postings of consecutive segments overlap");
+      }
+    }
+  }
+  return out;
+}
+
+struct Ranked {
+  double score;
+  std::string_view path;
+  uint32_t indexer;
+  uint64_t seq;
+};
+
+// Orders best first: higher score, then smaller path.
+bool better(const Ranked& a, const Ranked& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.path < b.path;
+}
+
+}  // namespace
+
+std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
+                        scipis_ranking ranking, scipis_match match) {
+  const Manifest& m = c.manifest();
+  const size_t nt = terms.size();
+  const size_t ni = c.indexer_count();
+  std::vector<uint32_t> split(nt);
+  for (size_t t = 0; t < nt; t++)
+    split[t] = static_cast<uint32_t>(fnv1a(terms[t].term) % m.split_factor);
+
+  // postings[i][t]: term t in partial index i.
+  std::vector<std::vector<std::vector<Posting>>> postings(ni, std::vector<std::vector<Posting>>(nt));
+  std::vector<uint64_t> df(nt, 0);
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    for (size_t t = 0; t < nt; t++) {
+      postings[i][t] = term_postings(c, ix, terms[t].term, split[t]);
+      df[t] += postings[i][t].size();
+    }
+  }
+  const double N = static_cast<double>(m.docs_with_tokens);
+  const double avgdl = N > 0 ? static_cast<double>(m.total_tokens) / N : 0.0;
+  std::vector<double> idf(nt);
+  for (size_t t = 0; t < nt; t++) {
+    double d = static_cast<double>(df[t]);
+    idf[t] = ranking == SCIPIS_BM25 ? std::log(1.0 + (N - d + 0.5) / (d + 0.5))
+                                    : 1.0 + std::log((N + 1.0) / (d + 1.0));
+  }
+  const double k1 = 1.2, b = 0.75;
+
+  auto cmp = [](const Ranked& a, const Ranked& b2) { return better(a, b2); };
+  std::vector<Ranked> all;
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    // Top-k heap of this partial index: its root is the worst kept hit.
+    std::priority_queue<Ranked, std::vector<Ranked>, decltype(cmp)> heap(cmp);
+    std::vector<Ranked> every;
+    std::vector<size_t> pos(nt, 0);
+    while (true) {
+      uint64_t seq = UINT64_MAX;
+      for (size_t t = 0; t < nt; t++)
+        if (pos[t] < postings[i][t].size()) seq = std::min(seq, postings[i][t][pos[t]].seq);
+      if (seq == UINT64_MAX) break;
+      const DocInfo& d = *ix.docs[seq];
+      const double len = static_cast<double>(d.tokens);
+      double score = 0;
+      size_t matched = 0;
+      // Summed in query-term order, so equal inputs give equal bits.
+      for (size_t t = 0; t < nt; t++) {
+        if (pos[t] >= postings[i][t].size() || postings[i][t][pos[t]].seq != seq) continue;
+        double tf = postings[i][t][pos[t]].tf;
+        pos[t]++;
+        matched++;
+        double qf = terms[t].qf;
+        if (ranking == SCIPIS_BM25)
+          score += qf * idf[t] * tf / (tf + k1 * (1.0 - b + b * len / avgdl));
+        else
+          score += qf * std::sqrt(tf) * idf[t] / std::sqrt(len);
+      }
+      if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
+      Ranked r{score, ix.paths[seq], i, seq};
+      if (k < 0) {
+        every.push_back(r);
+      } else if (heap.size() < static_cast<size_t>(k)) {
+        heap.push(r);
+      } else if (better(r, heap.top())) {
+        heap.pop();
+        heap.push(r);
+      }
+    }
+    while (!heap.empty()) {
+      all.push_back(heap.top());
+      heap.pop();
+    }
+    all.insert(all.end(), every.begin(), every.end());
+  }
+  // n-way merge of the partial indexes' results.
+  std::sort(all.begin(), all.end(), better);
+  if (k >= 0 && all.size() > static_cast<size_t>(k)) all.resize(static_cast<size_t>(k));
+  std::vector<Hit> hits;
+  hits.reserve(all.size());
+  for (const auto& r : all) hits.push_back({r.indexer, r.seq, r.score});
+  return hits;
+}
+
+}  // namespace scipis

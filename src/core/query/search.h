@@ -1,0 +1,31 @@
+// Ranked term search over one collection, per search-semantics.md.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "query/collection.h"
+#include "scipis_engine.h"
+
+namespace scipis {
+
+struct Hit {
+  uint32_t indexer;
+  uint64_t seq;
+  double score;
+};
+
+struct QueryTerm {
+  std::string term;
+  uint32_t qf;
+};
+
+// Distinct terms of the query in order of first occurrence, with counts.
+std::vector<QueryTerm> parse_query(const Tokenizer& tok, std::string_view query);
+
+// Best hits first (score descending, then path ascending); k < 0 = all.
+std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms,
+                        int64_t k, scipis_ranking ranking, scipis_match match);
+
+}  // namespace scipis

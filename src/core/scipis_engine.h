@@ -1,0 +1,319 @@
+/*
+ * The engine's only door: plain C types, no PostgreSQL header, no C++ type.
+ * Every function catches everything inside and reports failure through a
+ * scipis_error; nothing unwinds out of it.
+ */
+#ifndef SCIPIS_ENGINE_H
+#define SCIPIS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error classes; the C side maps each to an SQLSTATE. */
+typedef enum scipis_status
+{
+	SCIPIS_OK = 0,
+	SCIPIS_E_INVALID,			/* bad argument or option: 22023 */
+	SCIPIS_E_IO,				/* file system error: 58030 */
+	SCIPIS_E_CORRUPT,			/* damaged index file: XX001 */
+	SCIPIS_E_CANCELED,			/* stopped on request: 57014 */
+	SCIPIS_E_NOMEM,				/* out of memory: 53200 */
+	SCIPIS_E_NOT_INDEXED,		/* no index built yet: 55000 */
+	SCIPIS_E_INTERNAL			/* a bug: XX000 */
+} scipis_status;
+
+typedef struct scipis_error
+{
+	scipis_status code;
+	char		message[1024];
+} scipis_error;
+
+/* Collection options; scipis_options_init fills the documented defaults. */
+typedef struct scipis_options
+{
+	const char *const *include; /* globs on the path relative to the root */
+	int			n_include;
+	const char *const *exclude;
+	int			n_exclude;
+	int			follow_symlinks;
+	unsigned char delimiter[256];	/* 1 = the byte is a delimiter */
+	int			reader_threads; /* 0 = chosen from the machine */
+	int			indexer_threads;
+	int			writer_threads;
+	uint64_t	block_size;
+	uint64_t	path_index_size;	/* bytes, per indexer */
+	uint64_t	tfidf_index_size;	/* bytes, per indexer */
+	int			index_depth;
+	int			split_factor;
+	int			direct_io;
+} scipis_options;
+
+void		scipis_options_init(scipis_options *opts);
+/* Fills delimiter[] for a named tokenizer ("word" or "whitespace"). */
+int			scipis_tokenizer_named(const char *name, unsigned char delimiter[256]);
+/* 1 when the query has at least one token under the delimiter table. */
+int			scipis_query_has_terms(const char *query, size_t len,
+								   const unsigned char delimiter[256]);
+/* Checks ranges; on failure names the option in err. */
+int			scipis_options_check(const scipis_options *opts, scipis_error *err);
+
+typedef struct scipis_build_stats
+{
+	uint64_t	files;
+	uint64_t	bytes;
+	uint64_t	tokens;
+	uint64_t	terms;			/* distinct terms over the collection */
+	uint64_t	segments;
+	uint64_t	skipped;		/* entries not indexed: unreadable, vanished */
+	uint64_t	index_bytes;
+	double		seconds;
+} scipis_build_stats;
+
+typedef struct scipis_build scipis_build;
+
+/*
+ * Starts building a new generation of the collection's index in dir (created
+ * if missing) from the tree at root, on engine threads. The previous
+ * generation stays live until the build commits.
+ */
+scipis_build *scipis_build_start(const char *dir, const char *root,
+								 const scipis_options *opts, scipis_error *err);
+/* Waits up to timeout_ms; returns 1 when the build has finished. */
+int			scipis_build_wait(scipis_build *b, int timeout_ms);
+/* Asks the threads to stop; scipis_build_wait then returns promptly. */
+void		scipis_build_cancel(scipis_build *b);
+/* After the wait returned 1: commits (or discards) and frees the build. */
+int			scipis_build_finish(scipis_build *b, scipis_build_stats *stats,
+								scipis_error *err);
+/* Stops, joins and frees a build that will not be committed. */
+void		scipis_build_abort(scipis_build *b);
+
+/* An opened collection index: the manifest and lazily read segments. */
+typedef struct scipis_index scipis_index;
+
+/* The tokenizer is the one the index was built with (kept in its manifest). */
+scipis_index *scipis_index_open(const char *dir, scipis_error *err);
+/* 1 when the manifest on disk is still the one ix was opened on. */
+int			scipis_index_is_current(scipis_index *ix);
+void		scipis_index_close(scipis_index *ix);
+
+typedef struct scipis_index_info
+{
+	uint64_t	generation;
+	uint64_t	files;
+	uint64_t	bytes;
+	uint64_t	docs_with_tokens;
+	uint64_t	total_tokens;
+	uint64_t	segments;
+	uint64_t	index_bytes;
+} scipis_index_info;
+
+int			scipis_index_info_get(scipis_index *ix, scipis_index_info *info,
+								  scipis_error *err);
+
+typedef enum scipis_ranking
+{
+	SCIPIS_TFIDF = 0,
+	SCIPIS_BM25 = 1
+} scipis_ranking;
+
+typedef enum scipis_match
+{
+	SCIPIS_MATCH_ANY = 0,
+	SCIPIS_MATCH_ALL = 1
+} scipis_match;
+
+/* One file of the collection. path points into memory owned by the result. */
+typedef struct scipis_doc
+{
+	const char *path;
+	uint32_t	path_len;
+	uint64_t	size;
+	int64_t		mtime_ns;		/* since the Unix epoch */
+	uint64_t	tokens;
+	double		score;
+} scipis_doc;
+
+typedef struct scipis_docs
+{
+	scipis_doc *docs;
+	size_t		n;
+	void	   *owner;			/* engine memory behind docs and paths */
+} scipis_docs;
+
+/*
+ * Ranked search per search-semantics.md. k < 0 means every match.
+ * The query must have at least one token (SCIPIS_E_INVALID otherwise).
+ */
+int			scipis_search(scipis_index *ix, const char *query, size_t query_len,
+						  int64_t k, scipis_ranking ranking, scipis_match match,
+						  scipis_docs *out, scipis_error *err);
+/* Exact path lookup through the path index; out->n is 0 or 1. */
+int			scipis_lookup(scipis_index *ix, const char *path, size_t path_len,
+						  scipis_docs *out, scipis_error *err);
+/* Every file of the collection, in path order. */
+int			scipis_list_files(scipis_index *ix, scipis_docs *out, scipis_error *err);
+void		scipis_docs_free(scipis_docs *docs);
+
+/* Removes the whole index directory of a collection. */
+int			scipis_remove_dir(const char *dir, scipis_error *err);
+
+/* ---- block min/max indexes ---- */
+
+#define SCIPIS_BLOCK_MAX_DIMS 16
+
+/* One variable: a raw little-endian array in a file. */
+typedef struct scipis_block_var
+{
+	const char *name;
+	const char *path;
+	const char *dtype;			/* "int32", "int64", "float32", "float64" */
+	int64_t		header_bytes;	/* bytes to skip at the start of the file */
+} scipis_block_var;
+
+/* What to index; 0 / NULL fields take the documented defaults. */
+typedef struct scipis_block_spec
+{
+	const scipis_block_var *vars;
+	int			n_vars;
+	const int64_t *shape;		/* NULL: 1-D of the files' length */
+	int			n_shape;
+	const int64_t *block_shape; /* NULL: the whole array is one block */
+	int			n_block_shape;
+	int64_t		partition_bytes;	/* 0: default */
+	int			threads;		/* 0: chosen from the machine */
+} scipis_block_spec;
+
+typedef struct scipis_block_info
+{
+	int			n_vars;
+	int			ndims;
+	int64_t		shape[SCIPIS_BLOCK_MAX_DIMS];
+	int64_t		block_shape[SCIPIS_BLOCK_MAX_DIMS];
+	uint64_t	elements;		/* per variable */
+	uint64_t	blocks;
+	uint64_t	partitions;		/* per variable */
+	uint64_t	partition_elements;
+	uint64_t	bytes_indexed;	/* all variables */
+	uint64_t	index_bytes;	/* size of the index file */
+	double		build_seconds;
+} scipis_block_info;
+
+typedef struct scipis_block_build scipis_block_build;
+
+/*
+ * Starts building a block index of spec into the file index_path (its
+ * directory is created if missing) on engine threads; the file appears
+ * atomically when the build finishes.
+ */
+scipis_block_build *scipis_block_build_start(const char *index_path,
+											 const scipis_block_spec *spec,
+											 scipis_error *err);
+/* Waits up to timeout_ms; returns 1 when the build has finished. */
+int			scipis_block_build_wait(scipis_block_build *b, int timeout_ms);
+void		scipis_block_build_cancel(scipis_block_build *b);
+/* After the wait returned 1: reports the outcome and frees the build. */
+int			scipis_block_build_finish(scipis_block_build *b, scipis_block_info *info,
+									  scipis_error *err);
+/* Stops, joins and frees a build that will not be finished. */
+void		scipis_block_build_abort(scipis_block_build *b);
+
+/* An opened index file, every checksum verified, data files checked unchanged. */
+typedef struct scipis_block_index scipis_block_index;
+
+scipis_block_index *scipis_block_open(const char *index_path, scipis_error *err);
+void		scipis_block_close(scipis_block_index *ix);
+void		scipis_block_info_get(const scipis_block_index *ix, scipis_block_info *info);
+/* Variable i's name (variables are in byte order of their names). */
+const char *scipis_block_var_name(const scipis_block_index *ix, int i);
+/* Row-major coordinates over shape of a global element index. */
+void		scipis_block_coords(const scipis_block_index *ix, int64_t element,
+								int64_t *coords);
+
+/* How candidates are chosen: the partitions, whole storage blocks, or all. */
+typedef enum scipis_block_prune
+{
+	SCIPIS_PRUNE_PARTITION = 0,
+	SCIPIS_PRUNE_BLOCK = 1,
+	SCIPIS_PRUNE_NONE = 2
+} scipis_block_prune;
+
+typedef struct scipis_block_read_opts
+{
+	int64_t		max_gap;		/* <0: default; bytes to read through */
+	int64_t		max_read;		/* <=0: default; largest single read */
+	scipis_block_prune prune;
+	int			count_only;		/* scans return counts, no hits */
+} scipis_block_read_opts;
+
+void		scipis_block_read_opts_init(scipis_block_read_opts *o);
+
+/* One coalesced read of one variable's file. */
+typedef struct scipis_block_range
+{
+	int			var;
+	int64_t		block;
+	int64_t		first_partition;	/* inside the block */
+	int64_t		partitions;		/* candidate partitions in the read */
+	int64_t		offset;			/* bytes from the start of the file */
+	int64_t		length;
+	double		min;			/* over the candidate partitions; NaN if none */
+	double		max;
+} scipis_block_range;
+
+typedef struct scipis_block_ranges
+{
+	scipis_block_range *ranges;
+	size_t		n;
+	void	   *owner;
+} scipis_block_range_list;
+
+/* The reads a query would do, in file order; predicate errors name the position. */
+int			scipis_block_plan(scipis_block_index *ix, const char *predicate,
+							  const scipis_block_read_opts *opts,
+							  scipis_block_range_list *out, scipis_error *err);
+void		scipis_block_ranges_free(scipis_block_range_list *r);
+
+/* A scan reads the planned ranges one at a time on the calling thread. */
+typedef struct scipis_block_scan scipis_block_scan;
+
+typedef struct scipis_block_hits
+{
+	const int64_t *elements;	/* global element indexes; NULL if count_only */
+	const double *values;		/* n * n_vars, row by row; NULL if count_only */
+	size_t		n;
+} scipis_block_hits;
+
+typedef struct scipis_block_scan_info
+{
+	uint64_t	candidate_partitions;
+	uint64_t	bytes_read;
+	uint64_t	read_requests;
+	uint64_t	elements_checked;
+	uint64_t	hits;
+} scipis_block_scan_info;
+
+scipis_block_scan *scipis_block_scan_start(scipis_block_index *ix, const char *predicate,
+										   const scipis_block_read_opts *opts,
+										   scipis_error *err);
+/* Returns 1 with a batch of hits (valid until the next call), 0 at the end, -1 on error. */
+int			scipis_block_scan_next(scipis_block_scan *s, scipis_block_hits *out,
+								   scipis_error *err);
+void		scipis_block_scan_info_get(const scipis_block_scan *s,
+									   scipis_block_scan_info *info);
+void		scipis_block_scan_end(scipis_block_scan *s);
+
+/* Removes an index file; a missing file is not an error. */
+int			scipis_block_remove(const char *index_path, scipis_error *err);
+
+/* ---- end block ---- */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,101 @@
+// Little-endian fixed-width and varint encoding for the on-disk formats.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace scipis {
+
+inline void put_u32(std::string& out, uint32_t v) {
+  char b[4];
+  for (int i = 0; i < 4; i++) b[i] = static_cast<char>(v >> (8 * i));
+  out.append(b, 4);
+}
+inline void put_u64(std::string& out, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
+  out.append(b, 8);
+}
+inline void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+inline uint32_t get_u32(const unsigned char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  return v;
+}
+inline uint64_t get_u64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// Bounds-checked reader over a verified buffer; ok() turns false instead of
+// reading past the end, so a damaged length never walks off the buffer.
+class Cursor {
+ public:
+  Cursor(const void* p, size_t n)
+      : p_(static_cast<const unsigned char*>(p)), end_(p_ + n) {}
+  bool ok() const { return ok_; }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+  const unsigned char* pos() const { return p_; }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ >= end_) return bad();
+      unsigned char b = *p_++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    return bad();
+  }
+  uint32_t u32() {
+    if (left() < 4) return static_cast<uint32_t>(bad());
+    uint32_t v = get_u32(p_);
+    p_ += 4;
+    return v;
+  }
+  uint64_t u64() {
+    if (left() < 8) return bad();
+    uint64_t v = get_u64(p_);
+    p_ += 8;
+    return v;
+  }
+  std::string_view bytes(size_t n) {
+    if (left() < n) {
+      bad();
+      return {};
+    }
+    std::string_view s(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return s;
+  }
+
+ private:
+  uint64_t bad() {
+    ok_ = false;
+    p_ = end_;
+    return 0;
+  }
+  const unsigned char* p_;
+  const unsigned char* end_;
+  bool ok_ = true;
+};
+
+// FNV-1a: a fixed hash that picks a key's metadata split; part of the format.
+inline uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace scipis

@@ -1,0 +1,168 @@
+#include "util/fileio.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "util/error.h"
+
+namespace scipis {
+
+Fd& Fd::operator=(Fd&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+Fd::~Fd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void mkdir_p(const std::string& path) {
+  if (path.empty()) return;
+  size_t pos = 1;
+  while (true) {
+    pos = path.find('/', pos);
+    std::string part = path.substr(0, pos);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+      fail_io(errno, "create directory", part);
+    if (pos == std::string::npos) break;
+    pos++;
+  }
+}
+
+static void write_all(int fd, const std::string& data, const std::string& path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_io(errno, "write file", path);
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+void write_file_durable(const std::string& path, const std::string& data,
+                        bool sync) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd) fail_io(errno, "create file", path);
+  write_all(fd.get(), data, path);
+  if (sync && ::fsync(fd.get()) != 0) fail_io(errno, "fsync file", path);
+}
+
+void sync_filesystem(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) fail_io(errno, "open directory", path);
+  if (::syncfs(fd.get()) != 0) fail_io(errno, "sync file system of", path);
+}
+
+void fsync_dir(const std::string& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) fail_io(errno, "open directory", dir);
+  if (::fsync(fd.get()) != 0) fail_io(errno, "fsync directory", dir);
+}
+
+std::string parent_dir(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+void replace_file_atomic(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  write_file_durable(tmp, data);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    fail_io(e, "rename file to", path);
+  }
+  fsync_dir(parent_dir(path));
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return false;
+    fail_io(errno, "open file", path);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) fail_io(errno, "stat file", path);
+  out.resize(static_cast<size_t>(st.st_size));
+  pread_exact(fd.get(), out.data(), out.size(), 0, path);
+  return true;
+}
+
+void pread_exact(int fd, void* buf, size_t len, uint64_t off,
+                 const std::string& path) {
+  auto* p = static_cast<char*>(buf);
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd, p + done, len - done, static_cast<off_t>(off + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_io(errno, "read file", path);
+    }
+    if (n == 0) fail_corrupt(path, "file is shorter than its index says (truncated)");
+    done += static_cast<size_t>(n);
+  }
+}
+
+Fd open_read(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) fail_corrupt(path, "file is missing");
+    fail_io(errno, "open file", path);
+  }
+  return fd;
+}
+
+void remove_tree(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
+    fail_io(errno, "stat", path);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    DIR* d = ::opendir(path.c_str());
+    if (!d) fail_io(errno, "open directory", path);
+    std::vector<std::string> names;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    ::closedir(d);
+    for (const auto& n : names) remove_tree(path + "/" + n);
+    if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
+      fail_io(errno, "remove directory", path);
+  } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    fail_io(errno, "remove file", path);
+  }
+}
+
+uint64_t tree_bytes(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  if (!S_ISDIR(st.st_mode)) return static_cast<uint64_t>(st.st_size);
+  uint64_t total = 0;
+  DIR* d = ::opendir(path.c_str());
+  if (!d) return 0;
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  for (const auto& n : names) total += tree_bytes(path + "/" + n);
+  return total;
+}
+
+}  // namespace scipis

@@ -1,0 +1,47 @@
+// Small POSIX file helpers; every failure throws an Error naming the path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace scipis {
+
+// An owned file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+void mkdir_p(const std::string& path);
+// Writes data to path (created or truncated), fsynced when sync is set.
+void write_file_durable(const std::string& path, const std::string& data,
+                        bool sync = true);
+// Flushes the whole file system holding path to disk (one call for the
+// many files of a build instead of one fsync each).
+void sync_filesystem(const std::string& path);
+// Atomic replace: write a temporary, fsync, rename over path, fsync the dir.
+void replace_file_atomic(const std::string& path, const std::string& data);
+void fsync_dir(const std::string& dir);
+// Reads a whole file; returns false if it does not exist.
+bool read_file(const std::string& path, std::string& out);
+// Reads exactly len bytes at off, or throws (a short read means damage).
+void pread_exact(int fd, void* buf, size_t len, uint64_t off,
+                 const std::string& path);
+Fd open_read(const std::string& path);
+// Removes a file tree; missing is fine.
+void remove_tree(const std::string& path);
+uint64_t tree_bytes(const std::string& path);
+std::string parent_dir(const std::string& path);
+
+}  // namespace scipis

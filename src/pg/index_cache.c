@@ -1,0 +1,111 @@
+/* Opened collection indexes, kept per backend while their manifest holds. */
+#include "collection.h"
+
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+typedef struct CachedIndex
+{
+	int64		id;
+	Oid			database;
+	char	   *dir;
+	scipis_index *ix;
+	struct CachedIndex *next;
+} CachedIndex;
+
+static CachedIndex *cache = NULL;
+
+static void
+drop_entry(CachedIndex **link)
+{
+	CachedIndex *e = *link;
+
+	*link = e->next;
+	scipis_index_close(e->ix);
+	pfree(e->dir);
+	pfree(e);
+}
+
+void
+scipis_index_forget(const ScipisCollection *c)
+{
+	for (CachedIndex **link = &cache; *link;)
+	{
+		if ((*link)->id == c->id && (*link)->database == MyDatabaseId)
+			drop_entry(link);
+		else
+			link = &(*link)->next;
+	}
+}
+
+scipis_index *
+scipis_index_cached(const ScipisCollection *c, bool missing_ok)
+{
+	char	   *dir = scipis_collection_dir(c);
+	scipis_error err;
+	scipis_index *ix;
+	CachedIndex *e;
+
+	for (CachedIndex **link = &cache; *link; link = &(*link)->next)
+	{
+		e = *link;
+		if (e->id != c->id || e->database != MyDatabaseId || strcmp(e->dir, dir) != 0)
+			continue;
+		if (scipis_index_is_current(e->ix))
+			return e->ix;
+		drop_entry(link);
+		break;
+	}
+	ix = scipis_index_open(dir, &err);
+	if (ix == NULL)
+	{
+		if (missing_ok && err.code == SCIPIS_E_NOT_INDEXED)
+			return NULL;
+		if (err.code == SCIPIS_E_NOT_INDEXED)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("scipis collection \"%s\" has not been indexed yet", c->name),
+					 errhint("Run SELECT * FROM scipis_index('%s').", c->name)));
+		scipis_raise(&err);
+	}
+	e = MemoryContextAlloc(TopMemoryContext, sizeof(CachedIndex));
+	e->id = c->id;
+	e->database = MyDatabaseId;
+	e->dir = MemoryContextStrdup(TopMemoryContext, dir);
+	e->ix = ix;
+	e->next = cache;
+	cache = e;
+	return ix;
+}
+
+text *
+scipis_path_text(const char *path, uint32 len)
+{
+	StringInfoData buf;
+
+	if (pg_verifymbstr(path, len, true))
+		return cstring_to_text_with_len(path, len);
+	initStringInfo(&buf);
+	for (uint32 i = 0; i < len; i++)
+	{
+		unsigned char ch = (unsigned char) path[i];
+
+		if (ch >= 0x80 || ch == '\\')
+			appendStringInfo(&buf, "\\x%02x", ch);
+		else
+			appendStringInfoChar(&buf, (char) ch);
+	}
+	return cstring_to_text_with_len(buf.data, buf.len);
+}
+
+TimestampTz
+scipis_timestamp(int64 mtime_ns)
+{
+	int64		us = mtime_ns / 1000;
+
+	return (TimestampTz) (us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
+}

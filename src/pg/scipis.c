@@ -1,0 +1,60 @@
+/* Module entry: the GUCs, the data directory and the privilege rule. */
+#include "scipis_pg.h"
+
+#include <sys/stat.h>
+
+#include "catalog/pg_authid.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "port.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+
+char	   *scipis_data_directory = NULL;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomStringVariable("scipis.data_directory",
+							   "Directory for scipis index files (empty: $PGDATA/scipis).",
+							   "A relative path is taken relative to the data directory.",
+							   &scipis_data_directory,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+	MarkGUCPrefixReserved("scipis");
+}
+
+char *
+scipis_database_dir(void)
+{
+	const char *base = scipis_data_directory;
+	char	   *dir;
+
+	if (base == NULL || base[0] == '\0')
+		dir = psprintf("%s/scipis/%u", DataDir, MyDatabaseId);
+	else if (is_absolute_path(base))
+		dir = psprintf("%s/%u", base, MyDatabaseId);
+	else
+		dir = psprintf("%s/%s/%u", DataDir, base, MyDatabaseId);
+	if (pg_mkdir_p(dir, S_IRWXU) != 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create scipis directory \"%s\": %m", dir)));
+	return dir;
+}
+
+void
+scipis_require_read_server_files(const char *what)
+{
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to %s", what),
+				 errdetail("Only roles with privileges of the \"pg_read_server_files\" role may read server files.")));
+}

@@ -1,0 +1,315 @@
+/* scipis_search, scipis_lookup, the file list and collection statistics. */
+#include "collection.h"
+
+#include <sys/stat.h>
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(scipis_search_sql);
+PG_FUNCTION_INFO_V1(scipis_lookup_sql);
+PG_FUNCTION_INFO_V1(scipis_files_sql);
+PG_FUNCTION_INFO_V1(scipis_collection_stats);
+
+typedef struct Row
+{
+	const char *collection;
+	text	   *path;
+	double		score;
+	int64		size;
+	int64		mtime_ns;
+	int64		tokens;
+} Row;
+
+/* Best first: score descending, path ascending (bytewise), then collection. */
+static int
+row_cmp(const void *a, const void *b)
+{
+	const Row  *x = a;
+	const Row  *y = b;
+	int			c;
+	int			lx = VARSIZE_ANY_EXHDR(x->path);
+	int			ly = VARSIZE_ANY_EXHDR(y->path);
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	c = memcmp(VARDATA_ANY(x->path), VARDATA_ANY(y->path), Min(lx, ly));
+	if (c != 0)
+		return c;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->collection, y->collection);
+}
+
+static List *
+collections_to_search(text *name_arg)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (name_arg != NULL)
+	{
+		ScipisCollection *c = scipis_collection_get(text_to_cstring(name_arg), false);
+
+		scipis_require_read(c);
+		return list_make1(c);
+	}
+	foreach(lc, scipis_collection_all())
+	{
+		ScipisCollection *c = lfirst(lc);
+
+		if (scipis_may_read(c))
+			result = lappend(result, c);
+	}
+	return result;
+}
+
+static void
+append_docs(Row **rows, int *n, int *cap, const char *collection, scipis_docs *docs)
+{
+	for (size_t i = 0; i < docs->n; i++)
+	{
+		Row		   *r;
+
+		if (*n == *cap)
+		{
+			*cap = *cap ? *cap * 2 : 64;
+			*rows = *rows ? repalloc_huge(*rows, sizeof(Row) * *cap) : palloc(sizeof(Row) * *cap);
+		}
+		r = &(*rows)[(*n)++];
+		r->collection = collection;
+		r->path = scipis_path_text(docs->docs[i].path, docs->docs[i].path_len);
+		r->score = docs->docs[i].score;
+		r->size = (int64) docs->docs[i].size;
+		r->mtime_ns = docs->docs[i].mtime_ns;
+		r->tokens = (int64) docs->docs[i].tokens;
+	}
+}
+
+Datum
+scipis_search_sql(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	text	   *query;
+	int64		k = 10;
+	scipis_ranking ranking = SCIPIS_TFIDF;
+	scipis_match match = SCIPIS_MATCH_ANY;
+	List	   *colls;
+	ListCell   *lc;
+	Row		   *rows = NULL;
+	int			n = 0,
+				cap = 0;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("search query must not be null")));
+	query = PG_GETARG_TEXT_PP(0);
+	if (!PG_ARGISNULL(2))
+	{
+		k = PG_GETARG_INT32(2);
+		if (k <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("k must be positive, or NULL for every match")));
+	}
+	else
+		k = -1;
+	if (!PG_ARGISNULL(3))
+	{
+		char	   *r = text_to_cstring(PG_GETARG_TEXT_PP(3));
+
+		if (strcmp(r, "tfidf") == 0)
+			ranking = SCIPIS_TFIDF;
+		else if (strcmp(r, "bm25") == 0)
+			ranking = SCIPIS_BM25;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown ranking \"%s\"", r),
+					 errhint("Use \"tfidf\" or \"bm25\".")));
+	}
+	if (!PG_ARGISNULL(4))
+	{
+		char	   *m = text_to_cstring(PG_GETARG_TEXT_PP(4));
+
+		if (strcmp(m, "any") == 0)
+			match = SCIPIS_MATCH_ANY;
+		else if (strcmp(m, "all") == 0)
+			match = SCIPIS_MATCH_ALL;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown match mode \"%s\"", m),
+					 errhint("Use \"any\" or \"all\".")));
+	}
+	colls = collections_to_search(PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1));
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, colls)
+	{
+		ScipisCollection *c = lfirst(lc);
+		scipis_index *ix = scipis_index_cached(c, !PG_ARGISNULL(1) ? false : true);
+		scipis_docs docs;
+		scipis_error err;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ix == NULL)
+			continue;
+		if (scipis_search(ix, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), k,
+						  ranking, match, &docs, &err) != 0)
+		{
+			/* A broken cached index must be re-read next time. */
+			scipis_index_forget(c);
+			scipis_raise(&err);
+		}
+		append_docs(&rows, &n, &cap, c->name, &docs);
+		scipis_docs_free(&docs);
+	}
+	if (colls == NIL)
+	{
+		/* The query is still checked when there is nothing to search. */
+		unsigned char delim[256];
+
+		scipis_tokenizer_named("word", delim);
+		if (!scipis_query_has_terms(VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), delim))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("search query has no terms (no word characters)")));
+	}
+	if (n > 1)
+		qsort(rows, n, sizeof(Row), row_cmp);
+	if (k >= 0 && n > k)
+		n = (int) k;
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[5];
+		bool		nulls[5] = {0};
+
+		values[0] = CStringGetTextDatum(rows[i].collection);
+		values[1] = PointerGetDatum(rows[i].path);
+		values[2] = Float8GetDatum(rows[i].score);
+		values[3] = Int64GetDatum(rows[i].size);
+		values[4] = TimestampTzGetDatum(scipis_timestamp(rows[i].mtime_ns));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* Emits (collection, path, size, mtime, tokens) rows. */
+static void
+put_file_rows(ReturnSetInfo *rsinfo, const char *collection, scipis_docs *docs)
+{
+	for (size_t i = 0; i < docs->n; i++)
+	{
+		Datum		values[5];
+		bool		nulls[5] = {0};
+
+		values[0] = CStringGetTextDatum(collection);
+		values[1] = PointerGetDatum(scipis_path_text(docs->docs[i].path, docs->docs[i].path_len));
+		values[2] = Int64GetDatum((int64) docs->docs[i].size);
+		values[3] = TimestampTzGetDatum(scipis_timestamp(docs->docs[i].mtime_ns));
+		values[4] = Int64GetDatum((int64) docs->docs[i].tokens);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+Datum
+scipis_lookup_sql(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bytea	   *path;
+	ListCell   *lc;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("path must not be null")));
+	/* text and bytea share a varlena layout: the bytes are the path. */
+	path = PG_GETARG_BYTEA_PP(0);
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, collections_to_search(NULL))
+	{
+		ScipisCollection *c = lfirst(lc);
+		scipis_index *ix = scipis_index_cached(c, true);
+		scipis_docs docs;
+		scipis_error err;
+
+		if (ix == NULL)
+			continue;
+		if (scipis_lookup(ix, VARDATA_ANY(path), VARSIZE_ANY_EXHDR(path), &docs, &err) != 0)
+		{
+			scipis_index_forget(c);
+			scipis_raise(&err);
+		}
+		put_file_rows(rsinfo, c->name, &docs);
+		scipis_docs_free(&docs);
+	}
+	return (Datum) 0;
+}
+
+Datum
+scipis_files_sql(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, collections_to_search(NULL))
+	{
+		ScipisCollection *c = lfirst(lc);
+		scipis_index *ix = scipis_index_cached(c, true);
+		scipis_docs docs;
+		scipis_error err;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ix == NULL)
+			continue;
+		if (scipis_list_files(ix, &docs, &err) != 0)
+		{
+			scipis_index_forget(c);
+			scipis_raise(&err);
+		}
+		put_file_rows(rsinfo, c->name, &docs);
+		scipis_docs_free(&docs);
+	}
+	return (Datum) 0;
+}
+
+/* (files, bytes, index_bytes, last_indexed) from the manifest, or NULLs. */
+Datum
+scipis_collection_stats(PG_FUNCTION_ARGS)
+{
+	ScipisCollection *c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	TupleDesc	desc;
+	Datum		values[4];
+	bool		nulls[4] = {true, true, true, true};
+	scipis_index *ix;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "scipis_collection_stats must return a row");
+	desc = BlessTupleDesc(desc);
+	ix = scipis_index_cached(c, true);
+	if (ix != NULL)
+	{
+		scipis_index_info info;
+		scipis_error err;
+		struct stat st;
+		char	   *manifest = psprintf("%s/MANIFEST", scipis_collection_dir(c));
+
+		if (scipis_index_info_get(ix, &info, &err) != 0)
+			scipis_raise(&err);
+		values[0] = Int64GetDatum((int64) info.files);
+		values[1] = Int64GetDatum((int64) info.bytes);
+		values[2] = Int64GetDatum((int64) info.index_bytes);
+		nulls[0] = nulls[1] = nulls[2] = false;
+		if (stat(manifest, &st) == 0)
+		{
+			values[3] = TimestampTzGetDatum(time_t_to_timestamptz(st.st_mtime));
+			nulls[3] = false;
+		}
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
