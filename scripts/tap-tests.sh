@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Perl TAP tests with PostgreSQL::Test::Cluster. initdb refuses root, so as
+# root they run as the postgres user in a scratch directory it owns.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+export PATH=/usr/lib/postgresql/15/bin:$PATH
+PERLLIB=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
+work=$(mktemp -d /tmp/scipis-tap.XXXXXX)
+chmod 755 "$work"
+run() {
+  if [ "$(id -u)" -eq 0 ]; then
+    chown -R postgres: "$work"
+    runuser -u postgres -- env PATH="$PATH" PERL5LIB="$PERLLIB" TESTDIR="$work" \
+      SCIPIS_REPO="$REPO" bash -c "cd '$work' && prove -v $*"
+  else
+    env PERL5LIB="$PERLLIB" TESTDIR="$work" SCIPIS_REPO="$REPO" bash -c "cd '$work' && prove -v $*"
+  fi
+}
+run "$REPO"/test/tap/*.pl
+rc=$?
+rm -rf "$work"
+exit $rc

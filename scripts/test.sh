@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test of scipis: engine
+# unit tests, then pg_regress, pgTAP and the oracle suites on a throwaway
+# cluster, then the TAP (perl) tests that manage clusters of their own.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+bash scripts/install-deps.sh || exit 1
+bash scripts/build.sh || exit 1
+
+passed=0; failed=0; failures=()
+suite() {  # suite NAME COMMAND...
+  local name=$1; shift
+  echo "=== $name"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+}
+
+suite "engine unit tests" make -s engine-check
+# The server runs as postgres: it must be able to read the shipped samples.
+chmod -R a+rX "$REPO/data" "$REPO/test"
+suite "server tests (pg_regress, pgTAP, oracles)" \
+  pg_virtualenv -o max_worker_processes=16 bash scripts/server-tests.sh
+suite "TAP tests (crash recovery, cancel)" bash scripts/tap-tests.sh
+
+echo
+[ ${#failures[@]} -gt 0 ] && echo "failed suites: ${failures[*]}"
+echo "scipis tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

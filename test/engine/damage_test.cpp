@@ -1,0 +1,182 @@
+// Damaged index files: every kind of damage is an error naming the file,
+// never a crash and never a wrong answer. Cancelled builds leave the
+// previous index answering as before.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <functional>
+
+#include "index/segment_format.h"
+#include "test_util.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+namespace {
+
+struct Fixture {
+  std::string root, dir;
+  Fixture() {
+    root = testutil::scratch_dir();
+    for (int i = 0; i < 40; i++) {
+      std::string text;
+      for (int w = 0; w < 200; w++) text += "t" + std::to_string((i * 7 + w * 13) % 97) + " ";
+      testutil::write(root + "/f" + std::to_string(i) + ".log", text);
+    }
+    dir = testutil::scratch_dir();
+    scipis_options o;
+    scipis_options_init(&o);
+    o.indexer_threads = 1;
+    o.split_factor = 1;
+    scipis_build_stats st;
+    scipis_error err;
+    EXPECT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  }
+  ~Fixture() {
+    testutil::rm_rf(dir);
+    testutil::rm_rf(root);
+  }
+  std::string gen() const {
+    DIR* d = opendir(dir.c_str());
+    std::string g;
+    while (struct dirent* e = readdir(d))
+      if (e->d_name[0] == 'g') g = dir + "/" + e->d_name;
+    closedir(d);
+    return g;
+  }
+};
+
+// Applies damage to one file, then expects a corruption error naming it from
+// a search that needs it (or from opening the index).
+void expect_damage_reported(const std::function<std::string(Fixture&)>& damage,
+                            const std::string& query = "t5") {
+  Fixture f;
+  std::string file = damage(f);
+  scipis_error err{};
+  auto hits = testutil::search(f.dir, query, 10, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+  EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << file << ": " << err.message;
+  EXPECT_NE(std::string(err.message).find(file), std::string::npos) << err.message;
+  EXPECT_TRUE(hits.empty());
+}
+
+void flip(const std::string& path, size_t from_end_or_start, bool from_end) {
+  std::string b = testutil::read(path);
+  size_t at = from_end ? b.size() - 1 - from_end_or_start : from_end_or_start;
+  b[at] ^= 0x10;
+  testutil::write(path, b);
+}
+
+}  // namespace
+
+TEST(Damage, TruncatedTfData) {
+  expect_damage_reported([](Fixture& f) {
+    std::string p = f.gen() + "/tfidf_index_0/seg_0.data";
+    std::string b = testutil::read(p);
+    testutil::write(p, b.substr(0, b.size() / 2));
+    return p;
+  });
+}
+
+TEST(Damage, FlippedBitInTfData) {
+  Fixture probe;
+  std::string p0 = probe.gen() + "/tfidf_index_0/seg_0.data";
+  size_t size = testutil::read(p0).size();
+  // Every byte of the posting blocks: no flip may pass unnoticed.
+  for (size_t at = scipis::kHeaderSize; at < size; at += 401) {
+    expect_damage_reported(
+        [at](Fixture& f) {
+          std::string p = f.gen() + "/tfidf_index_0/seg_0.data";
+          flip(p, at, false);
+          return p;
+        },
+        "t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t11 t12 t13 t14 t15 t16 t17 t18 t19 t20 t21 t22 "
+        "t23 t24 t25 t26 t27 t28 t29 t30 t31 t32 t33 t34 t35 t36 t37 t38 t39 t40 t41 t42 "
+        "t43 t44 t45 t46 t47 t48 t49 t50 t51 t52 t53 t54 t55 t56 t57 t58 t59 t60 t61 t62 "
+        "t63 t64 t65 t66 t67 t68 t69 t70 t71 t72 t73 t74 t75 t76 t77 t78 t79 t80 t81 t82 "
+        "t83 t84 t85 t86 t87 t88 t89 t90 t91 t92 t93 t94 t95 t96");
+  }
+}
+
+TEST(Damage, FlippedBitInTfMeta) {
+  expect_damage_reported([](Fixture& f) {
+    std::string p = f.gen() + "/tfidf_index_0/seg_0.meta.0";
+    flip(p, 3, true);
+    return p;
+  });
+}
+
+TEST(Damage, FlippedBitInFileData) {
+  expect_damage_reported([](Fixture& f) {
+    std::string p = f.gen() + "/file_index_0/seg_0.data";
+    flip(p, 5, true);
+    return p;
+  });
+}
+
+TEST(Damage, WrongVersionWithValidChecksum) {
+  expect_damage_reported([](Fixture& f) {
+    std::string p = f.gen() + "/tfidf_index_0/seg_0.meta.0";
+    std::string b = testutil::read(p);
+    b[8] = 9;  // version 9, header checksum recomputed
+    uint32_t crc = scipis::crc32c(b.data(), 28);
+    for (int i = 0; i < 4; i++) b[28 + i] = static_cast<char>(crc >> (8 * i));
+    testutil::write(p, b);
+    return p;
+  });
+}
+
+TEST(Damage, DamagedManifest) {
+  expect_damage_reported([](Fixture& f) {
+    std::string p = f.dir + "/MANIFEST";
+    flip(p, 40, false);
+    return p;
+  });
+}
+
+TEST(Damage, MissingSegmentFile) {
+  expect_damage_reported([](Fixture& f) {
+    std::string p = f.gen() + "/file_index_0/seg_0.data";
+    unlink(p.c_str());
+    return p;
+  });
+}
+
+TEST(Damage, GarbageInsteadOfAFile) {
+  expect_damage_reported([](Fixture& f) {
+    std::string p = f.gen() + "/tfidf_index_0/seg_0.meta.0";
+    testutil::write(p, "not a scipis file at all, just some bytes");
+    return p;
+  });
+}
+
+TEST(Cancel, CancelledRebuildLeavesPreviousIndex) {
+  Fixture f;
+  auto before = testutil::search(f.dir, "t1 t2 t3", -1);
+  ASSERT_FALSE(before.empty());
+  for (int i = 0; i < 1000; i++) testutil::write(f.root + "/more" + std::to_string(i), "t1 t1 extra");
+  scipis_options o;
+  scipis_options_init(&o);
+  o.tfidf_index_size = 65536;
+  scipis_error err;
+  scipis_build* b = scipis_build_start(f.dir.c_str(), f.root.c_str(), &o, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  scipis_build_cancel(b);
+  int waited = 0;
+  while (!scipis_build_wait(b, 100)) waited++;
+  EXPECT_LT(waited, 10) << "a cancel must stop the build within a second";
+  scipis_build_stats st;
+  EXPECT_NE(scipis_build_finish(b, &st, &err), 0);
+  EXPECT_EQ(err.code, SCIPIS_E_CANCELED);
+  auto after = testutil::search(f.dir, "t1 t2 t3", -1);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); i++) {
+    EXPECT_EQ(after[i].path, before[i].path);
+    EXPECT_EQ(after[i].score, before[i].score);
+  }
+  EXPECT_TRUE(testutil::search(f.dir, "extra").empty());
+  // Only the manifest and the live generation remain after the next build.
+  scipis_build_stats st2;
+  ASSERT_EQ(testutil::build(f.dir, f.root, o, &st2, &err), 0) << err.message;
+  EXPECT_EQ(testutil::search(f.dir, "extra").size(), 1000u);
+}
