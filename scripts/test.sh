@@ -19,7 +19,7 @@ suite "engine unit tests" make -s engine-check
 # The server runs as postgres: it must be able to read the shipped samples.
 chmod -R a+rX "$REPO/data" "$REPO/test"
 suite "server tests (pg_regress, pgTAP, oracles)" \
-  pg_virtualenv -o max_worker_processes=16 bash scripts/server-tests.sh
+  pg_virtualenv -t -o max_worker_processes=16 bash scripts/server-tests.sh
 suite "TAP tests (crash recovery, cancel)" bash scripts/tap-tests.sh
 
 echo

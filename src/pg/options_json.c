@@ -193,7 +193,9 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 		if (tok != WJB_VALUE)
 			continue;
 		if (v.type == jbvNull)
-			bad_value(key, "not null");
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("option \"%s\" must not be null", key)));
 		if (strcmp(key, "include") == 0)
 			glob_list(key, jb, &v, &opts->include, &opts->n_include);
 		else if (strcmp(key, "exclude") == 0)

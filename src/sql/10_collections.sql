@@ -71,3 +71,5 @@ CREATE VIEW scipis_collections AS
 SELECT c.name, c.root, c.options, c.owner, s.files, s.bytes, s.index_bytes,
        s.last_indexed
 FROM scipis_collection c, LATERAL scipis_collection_stats(c.name) s;
+
+GRANT SELECT ON scipis_files, scipis_collections TO PUBLIC;

@@ -1,0 +1,41 @@
+-- Collections over the shipped loghub samples: index, search, look up, join.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS scipis;
+RESET client_min_messages;
+\set root `pwd`'/data/loghub-2k'
+SELECT scipis_create_collection('loghub', :'root');
+SELECT files, bytes, tokens, terms, segments > 0 AS has_segments, skipped,
+       seconds > 0 AS timed, mib_per_s > 0 AS rated
+FROM scipis_index('loghub');
+
+-- Ranked search; paths shown relative to the root.
+SELECT collection, replace(path, :'root', '') AS file, round(score::numeric, 9) AS score, size
+FROM scipis_search('error');
+SELECT replace(path, :'root', '') AS file, round(score::numeric, 9) AS score
+FROM scipis_search('connection closed', k => 3, ranking => 'bm25');
+SELECT replace(path, :'root', '') AS file, round(score::numeric, 9) AS score
+FROM scipis_search('failed password', 'loghub', NULL, 'tfidf', 'all');
+SELECT count(*) FROM scipis_search('INFO', k => NULL);
+
+-- Results are rows: join them with a catalog of one's own.
+CREATE TABLE system_owner (file text PRIMARY KEY, team text);
+INSERT INTO system_owner VALUES ('/Apache_2k.log', 'web'), ('/OpenSSH_2k.log', 'security'),
+  ('/HDFS_2k.log', 'storage'), ('/Linux_2k.log', 'ops');
+SELECT o.team, replace(s.path, :'root', '') AS file, round(s.score::numeric, 6) AS score
+FROM scipis_search('error failure denied', k => NULL) s
+JOIN system_owner o ON o.file = replace(s.path, :'root', '')
+ORDER BY s.score DESC;
+
+-- Path lookup and the file list.
+SELECT collection, replace(path, :'root', '') AS file, size, tokens
+FROM scipis_lookup(:'root' || '/HDFS_2k.log');
+SELECT count(*) FROM scipis_lookup(:'root' || '/HDFS_2k');
+SELECT count(*), sum(size), sum(tokens) FROM scipis_files WHERE collection = 'loghub';
+SELECT name, replace(root, :'root', '<root>') AS root, options, files, bytes,
+       index_bytes > 0 AS has_index, last_indexed IS NOT NULL AS indexed
+FROM scipis_collections;
+
+-- Rebuilding gives the same answers.
+SELECT files, tokens, terms FROM scipis_index('loghub');
+SELECT replace(path, :'root', '') AS file, round(score::numeric, 9) AS score
+FROM scipis_search('error', k => 3);
