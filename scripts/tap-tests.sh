@@ -6,18 +6,19 @@ cd "$(dirname "$0")/.."
 REPO=$(pwd)
 export PATH=/usr/lib/postgresql/15/bin:$PATH
 PERLLIB=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
+PGREGRESS=/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress
 work=$(mktemp -d /tmp/scipis-tap.XXXXXX)
 chmod 755 "$work"
 run() {
   if [ "$(id -u)" -eq 0 ]; then
     chown -R postgres: "$work"
-    runuser -u postgres -- env PATH="$PATH" PERL5LIB="$PERLLIB" TESTDIR="$work" \
+    runuser -u postgres -- env PATH="$PATH" PG_REGRESS="$PGREGRESS" PERL5LIB="$PERLLIB" TESTDIR="$work" \
       SCIPIS_REPO="$REPO" bash -c "cd '$work' && prove -v $*"
   else
-    env PERL5LIB="$PERLLIB" TESTDIR="$work" SCIPIS_REPO="$REPO" bash -c "cd '$work' && prove -v $*"
+    env PG_REGRESS="$PGREGRESS" PERL5LIB="$PERLLIB" TESTDIR="$work" SCIPIS_REPO="$REPO" bash -c "cd '$work' && prove -v $*"
   fi
 }
 run "$REPO"/test/tap/*.pl
 rc=$?
-rm -rf "$work"
+[ $rc -eq 0 ] && rm -rf "$work" || { find "$work/tmp_check/log" -name "*.log" | head -5 | while read f; do echo "== $f"; tail -20 "$f"; done; rm -rf "$work"; }
 exit $rc

@@ -69,9 +69,11 @@ void remove_garbage(const std::string& dir, const Manifest* current) {
   for (const auto& n : doomed) remove_tree(dir + "/" + n);
 }
 
-uint64_t count_distinct_terms(const std::string& gen_dir, const Manifest& m) {
+uint64_t count_distinct_terms(const std::string& gen_dir, const Manifest& m,
+                              const Pipeline& p) {
   uint64_t total = 0;
   for (uint32_t s = 0; s < m.split_factor; s++) {
+    if (p.stopped()) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
     std::vector<TfMeta> metas;
     for (const auto& seg : m.segments) {
       std::string p = gen_dir + "/" + tf_dir(seg.indexer) + "/" + seg_meta(seg.seg, s);
@@ -109,8 +111,7 @@ void coordinate(scipis_build* b) {
     m.docs_with_tokens = t.docs_with_tokens;
     m.total_tokens = t.tokens;
     m.skipped = t.skipped;
-    m.terms = count_distinct_terms(b->cfg.gen_dir, m);
-    sync_filesystem(b->cfg.gen_dir);
+    m.terms = count_distinct_terms(b->cfg.gen_dir, m, *b->pipeline);
     m.index_bytes = tree_bytes(b->cfg.gen_dir);
   } catch (...) {
     b->error = std::current_exception();

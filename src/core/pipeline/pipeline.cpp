@@ -249,14 +249,14 @@ void Pipeline::writer_loop() {
   while (auto job = to_writer_.pop()) {
     const std::string tdir = cfg_.gen_dir + "/" + tf_dir(job->ref.indexer) + "/";
     const std::string fdir = cfg_.gen_dir + "/" + file_dir(job->ref.indexer) + "/";
-    write_file_durable(tdir + seg_data(job->ref.seg), job->tf_data, false);
+    write_file_durable(tdir + seg_data(job->ref.seg), job->tf_data);
     for (size_t s = 0; s < job->tf_meta.size(); s++)
       write_file_durable(tdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)),
-                         job->tf_meta[s], false);
-    write_file_durable(fdir + seg_data(job->ref.seg), job->file_data, false);
+                         job->tf_meta[s]);
+    write_file_durable(fdir + seg_data(job->ref.seg), job->file_data);
     for (size_t s = 0; s < job->file_meta.size(); s++)
       write_file_durable(fdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)),
-                         job->file_meta[s], false);
+                         job->file_meta[s]);
     job->ref.tf_data_bytes = job->tf_data.size();
     job->ref.file_data_bytes = job->file_data.size();
     std::lock_guard<std::mutex> lk(mu_);

@@ -66,20 +66,27 @@ void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out)
   if (r.offset < kHeaderSize || r.len > s.ref.tf_data_bytes ||
       r.offset > s.ref.tf_data_bytes - r.len)
     fail_corrupt(p, "dictionary points outside the data file");
+  Fd transient;
+  Fd* fd = &s.tf_fd;
   if (!s.tf_fd) {
-    s.tf_fd = open_read(p);
+    Fd opened = open_read(p);
     struct stat st;
-    if (::fstat(s.tf_fd.get(), &st) != 0) fail_io(errno, "stat", p);
-    if (static_cast<uint64_t>(st.st_size) != s.ref.tf_data_bytes) {
-      s.tf_fd = Fd();
+    if (::fstat(opened.get(), &st) != 0) fail_io(errno, "stat", p);
+    if (static_cast<uint64_t>(st.st_size) != s.ref.tf_data_bytes)
       fail_corrupt(p, "file size differs from the manifest (truncated or overwritten)");
-    }
     std::string head(kHeaderSize, '\0');
-    pread_exact(s.tf_fd.get(), head.data(), kHeaderSize, 0, p);
+    pread_exact(opened.get(), head.data(), kHeaderSize, 0, p);
     check_header(p, kMagicTfData, head.data(), head.size());
+    if (open_fds_ < kMaxOpenDataFiles) {
+      s.tf_fd = std::move(opened);
+      open_fds_++;
+    } else {
+      transient = std::move(opened);
+      fd = &transient;
+    }
   }
   out.resize(r.len);
-  pread_exact(s.tf_fd.get(), out.data(), r.len, r.offset, p);
+  pread_exact(fd->get(), out.data(), r.len, r.offset, p);
 }
 
 const FileData& Collection::files(SegmentState& s) {

@@ -18,7 +18,7 @@ namespace scipis {
 struct SegmentState {
   SegmentRef ref;
   std::string tf_dir, file_dir;
-  Fd tf_fd;
+  Fd tf_fd;  // kept open while the collection holds few enough
   std::vector<std::unique_ptr<TfMeta>> tf_meta;  // by split, lazily
   std::unique_ptr<FileData> files;
   std::vector<std::unique_ptr<FileMeta>> file_meta;
@@ -56,6 +56,10 @@ class Collection {
   struct timespec mtime_ {};
   std::vector<SegmentState> segs_;
   std::vector<IndexerState> ix_;
+  size_t open_fds_ = 0;
 };
+
+// Data files kept open per collection; past this, a read opens and closes.
+constexpr size_t kMaxOpenDataFiles = 64;
 
 }  // namespace scipis
