@@ -9,6 +9,8 @@ PERLLIB=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
 PGREGRESS=/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress
 work=$(mktemp -d /tmp/scipis-tap.XXXXXX)
 chmod 755 "$work"
+# A copy the postgres user can read wherever this checkout lives.
+cp -r test/tap "$work/tap"
 run() {
   if [ "$(id -u)" -eq 0 ]; then
     chown -R postgres: "$work"
@@ -18,7 +20,7 @@ run() {
     env PG_REGRESS="$PGREGRESS" PERL5LIB="$PERLLIB" TESTDIR="$work" SCIPIS_REPO="$REPO" bash -c "cd '$work' && prove -v $*"
   fi
 }
-run "$REPO"/test/tap/*.pl
+run "$work"/tap/*.pl
 rc=$?
 [ $rc -eq 0 ] && rm -rf "$work" || { find "$work/tmp_check/log" -name "*.log" | head -5 | while read f; do echo "== $f"; tail -20 "$f"; done; rm -rf "$work"; }
 exit $rc

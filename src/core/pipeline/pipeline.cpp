@@ -246,22 +246,30 @@ void Pipeline::indexer_loop(int id) {
 }
 
 void Pipeline::writer_loop() {
+  // fsyncs wait for the end of the build: after the first one has committed
+  // the file system journal holding every new inode, the rest are cheap.
+  std::vector<std::string> written;
+  auto put = [&](const std::string& path, const std::string& data) {
+    write_file_durable(path, data, false);
+    written.push_back(path);
+  };
   while (auto job = to_writer_.pop()) {
     const std::string tdir = cfg_.gen_dir + "/" + tf_dir(job->ref.indexer) + "/";
     const std::string fdir = cfg_.gen_dir + "/" + file_dir(job->ref.indexer) + "/";
-    write_file_durable(tdir + seg_data(job->ref.seg), job->tf_data);
+    put(tdir + seg_data(job->ref.seg), job->tf_data);
     for (size_t s = 0; s < job->tf_meta.size(); s++)
-      write_file_durable(tdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)),
-                         job->tf_meta[s]);
-    write_file_durable(fdir + seg_data(job->ref.seg), job->file_data);
+      put(tdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->tf_meta[s]);
+    put(fdir + seg_data(job->ref.seg), job->file_data);
     for (size_t s = 0; s < job->file_meta.size(); s++)
-      write_file_durable(fdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)),
-                         job->file_meta[s]);
+      put(fdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->file_meta[s]);
     job->ref.tf_data_bytes = job->tf_data.size();
     job->ref.file_data_bytes = job->file_data.size();
     std::lock_guard<std::mutex> lk(mu_);
     segments_.push_back(job->ref);
   }
+  for (const auto& path : written) {
+    if (stop_.load(std::memory_order_relaxed)) return;
+    fsync_file(path);
+  }
 }
-
 }  // namespace scipis

@@ -24,12 +24,11 @@ class Fd {
 };
 
 void mkdir_p(const std::string& path);
-// Writes data to path (created or truncated), fsynced when sync is set.
+// Writes data to path (created or truncated). Without sync, writeback is
+// started and the caller must fsync_file it before relying on it.
 void write_file_durable(const std::string& path, const std::string& data,
                         bool sync = true);
-// Flushes the whole file system holding path to disk (one call for the
-// many files of a build instead of one fsync each).
-void sync_filesystem(const std::string& path);
+void fsync_file(const std::string& path);
 // Atomic replace: write a temporary, fsync, rename over path, fsync the dir.
 void replace_file_atomic(const std::string& path, const std::string& data);
 void fsync_dir(const std::string& dir);

@@ -1,0 +1,36 @@
+-- The scipis tour, run by scripts/demo.sh on a throwaway cluster.
+\getenv sample SCIPIS_SAMPLE
+\echo '== create the extension and a collection over the Loghub samples'
+CREATE EXTENSION scipis;
+SELECT scipis_create_collection('loghub', :'sample', '{"include": "*.log"}');
+
+\echo '== index it with the SCIPIS pipeline (crawler, readers, indexers, writers)'
+SELECT files, bytes, tokens, terms, segments, round(seconds::numeric, 3) AS seconds,
+       round(mib_per_s::numeric, 1) AS mib_per_s, skipped
+FROM scipis_index('loghub');
+
+\echo '== top 5 files for "error" (TF-IDF)'
+SELECT regexp_replace(path, '.*/', '') AS file, round(score::numeric, 4) AS score, size
+FROM scipis_search('error', k => 5);
+
+\echo '== BM25, every file that has all of "failed password"'
+SELECT regexp_replace(path, '.*/', '') AS file, round(score::numeric, 4) AS score
+FROM scipis_search('failed password', k => NULL, ranking => 'bm25', match => 'all');
+
+\echo '== results are rows: join them with your own catalog'
+CREATE TABLE system_catalog (file text PRIMARY KEY, system text, team text);
+INSERT INTO system_catalog VALUES
+  ('HDFS_2k.log', 'Hadoop HDFS', 'storage'), ('OpenSSH_2k.log', 'sshd', 'security'),
+  ('Apache_2k.log', 'httpd', 'web'), ('Linux_2k.log', 'kernel', 'ops'),
+  ('BGL_2k.log', 'Blue Gene/L', 'hpc'), ('HPC_2k.log', 'cluster', 'hpc');
+SELECT c.team, c.system, round(s.score::numeric, 4) AS score
+FROM scipis_search('error failure denied', k => NULL) s
+JOIN system_catalog c ON c.file = regexp_replace(s.path, '.*/', '')
+ORDER BY s.score DESC;
+
+\echo '== exact path lookup through the file-path index'
+SELECT collection, regexp_replace(path, '.*/', '') AS file, size, tokens
+FROM scipis_lookup(:'sample' || '/HDFS_2k.log');
+
+\echo '== the collection'
+SELECT name, files, bytes, index_bytes FROM scipis_collections;
