@@ -1,0 +1,73 @@
+-- pgTAP: the collection API checked against what PostgreSQL itself says of
+-- the same files (pg_ls_dir, pg_stat_file), and its ordering rules.
+\set QUIET on
+\set ON_ERROR_STOP on
+\getenv sample SCIPIS_SAMPLE
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS scipis;
+SELECT plan(22);
+
+SELECT has_function('scipis_create_collection', ARRAY['text', 'text', 'jsonb']);
+SELECT has_function('scipis_index', ARRAY['text']);
+SELECT has_function('scipis_search', ARRAY['text', 'text', 'integer', 'text', 'text']);
+SELECT has_function('scipis_lookup', ARRAY['text']);
+SELECT has_function('scipis_drop_collection', ARRAY['text']);
+SELECT has_view('scipis_files');
+SELECT has_view('scipis_collections');
+SELECT ok((SELECT extconfig IS NOT NULL FROM pg_extension WHERE extname = 'scipis'),
+          'the registry is dumped with the extension');
+
+SELECT scipis_create_collection('tap_a', :'sample');
+SELECT scipis_create_collection('tap_b', :'sample', '{"index_depth": 1, "split_factor": 64}');
+SELECT lives_ok($$SELECT * FROM scipis_index('tap_a')$$, 'index tap_a');
+SELECT lives_ok($$SELECT * FROM scipis_index('tap_b')$$, 'index tap_b');
+
+SELECT set_eq(
+  format($$SELECT path FROM scipis_files WHERE collection = 'tap_a'$$),
+  format($$SELECT %L || '/' || f FROM pg_ls_dir(%L) f$$, :'sample', :'sample'),
+  'scipis_files lists every file of the tree');
+SELECT set_eq(
+  $$SELECT path, size, date_trunc('second', mtime) FROM scipis_files WHERE collection = 'tap_a'$$,
+  $$SELECT path, (pg_stat_file(path)).size, date_trunc('second', (pg_stat_file(path)).modification)
+    FROM scipis_files WHERE collection = 'tap_a'$$,
+  'sizes and times are those the file system reports');
+SELECT is(
+  (SELECT count(*) FROM scipis_files f, LATERAL scipis_lookup(f.path) l
+   WHERE f.collection = 'tap_a' AND l.collection = 'tap_a'
+     AND (l.path, l.size, l.mtime, l.tokens) = (f.path, f.size, f.mtime, f.tokens)),
+  (SELECT count(*) FROM scipis_files WHERE collection = 'tap_a'),
+  'every file is found by scipis_lookup with the same row');
+
+SELECT is((SELECT count(*) FROM scipis_search('error', 'tap_a', k => 1))::int, 1, 'k => 1 gives one row');
+SELECT cmp_ok((SELECT count(*) FROM scipis_search('info', 'tap_a', k => NULL))::int, '>',
+              (SELECT count(*) FROM scipis_search('info', 'tap_a'))::int, 'k => NULL gives every match');
+SELECT is(
+  (SELECT count(*) FROM (
+     SELECT score, path, lead(score) OVER w AS next_score, lead(path) OVER w AS next_path
+     FROM (SELECT *, row_number() OVER () AS rn FROM scipis_search('error failed info', 'tap_a', k => NULL)) s
+     WINDOW w AS (ORDER BY rn)) x
+   WHERE next_score > score OR (next_score = score AND next_path < path))::int,
+  0, 'rows come by score descending, then path ascending');
+SELECT is(
+  (SELECT count(*) FROM scipis_search('connection error', 'tap_a', k => NULL, match => 'all')
+   WHERE path NOT IN (SELECT path FROM scipis_search('connection error', 'tap_a', k => NULL)))::int,
+  0, 'match all returns a subset of match any');
+SELECT set_eq(
+  $$SELECT path, score FROM scipis_search('error failed', 'tap_a', k => NULL, ranking => 'bm25')$$,
+  $$SELECT path, score FROM scipis_search('error failed', 'tap_b', k => NULL, ranking => 'bm25')$$,
+  'the same tree gives the same scores whatever the tuning');
+SELECT results_eq(
+  $$SELECT collection, path FROM scipis_search('error', k => 4)$$,
+  $$SELECT c, p FROM (SELECT path AS p, score AS s FROM scipis_search('error', 'tap_a', k => 2)) x,
+      (VALUES ('tap_a'), ('tap_b')) v(c) ORDER BY s DESC, p, c$$,
+  'without a collection, collections are merged by score, then path');
+
+SELECT throws_ok($$SELECT * FROM scipis_search('  ', 'tap_a')$$, '22023', NULL, 'an empty query is an error');
+SELECT throws_ok($$SELECT * FROM scipis_search('x', 'tap_none')$$, '42704', NULL, 'an unknown collection is an error');
+SELECT throws_ok($$SELECT scipis_create_collection('tap_c', '/tmp', '{"index_depth": 0}')$$, '22023', NULL,
+                 'a bad option is an error');
+
+SELECT scipis_drop_collection('tap_a');
+SELECT scipis_drop_collection('tap_b');
+SELECT * FROM finish();
