@@ -17,11 +17,12 @@ REGRESS_OPTS = --inputdir=. --outputdir=build/regress
 
 WARN = -Wall -Wextra -Werror
 PG_CPPFLAGS = -Isrc/core
-PG_CFLAGS = $(WARN) -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
-PG_CXXFLAGS = -std=c++20 -O2 $(WARN) -fno-strict-aliasing -pthread
+# -MMD: each object gets a .d file of the headers it includes.
+PG_CFLAGS = -MMD -MP $(WARN) -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+PG_CXXFLAGS = -MMD -MP -std=c++20 -O2 $(WARN) -fno-strict-aliasing -pthread
 SHLIB_LINK = -lstdc++ -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
 	-labsl_low_level_hash -lpthread
-EXTRA_CLEAN = build test/engine/engine_tests
+EXTRA_CLEAN = build test/engine/engine_tests $(OBJS:.o=.d)
 
 # JIT bitcode is not worth a clang dependency for this module.
 override with_llvm = no
@@ -29,6 +30,8 @@ override with_llvm = no
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+-include $(OBJS:.o=.d)
 
 sql/scipis--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@

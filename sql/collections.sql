@@ -2,7 +2,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS scipis;
 RESET client_min_messages;
-\set root `pwd`'/data/loghub-2k'
+\getenv root SCIPIS_SAMPLE
 SELECT scipis_create_collection('loghub', :'root');
 SELECT files, bytes, tokens, terms, segments > 0 AS has_segments, skipped,
        seconds > 0 AS timed, mib_per_s > 0 AS rated

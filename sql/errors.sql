@@ -2,7 +2,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS scipis;
 RESET client_min_messages;
-\set root `pwd`'/data/loghub-2k'
+\getenv root SCIPIS_SAMPLE
 CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE q;

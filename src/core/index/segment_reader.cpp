@@ -9,6 +9,7 @@
 
 namespace scipis {
 
+
 TfMeta::TfMeta(std::string path, std::string bytes)
     : path_(std::move(path)), bytes_(std::move(bytes)) {
   FileHeader h = check_header(path_, kMagicTfMeta, bytes_.data(), bytes_.size());
@@ -26,9 +27,14 @@ TfMeta::TfMeta(std::string path, std::string bytes)
   }
   // Every entry must parse and the terms must be sorted, or binary search
   // could give a wrong answer.
+  // Terms are ordered by FNV-1a hash, then bytes.
+  hashes_.resize(offsets_.size());
   for (size_t i = 0; i < offsets_.size(); i++) {
     ref_at(i);
-    if (i && !(term_at(i - 1) < term_at(i))) fail_corrupt(path_, "terms out of order");
+    hashes_[i] = fnv1a(term_at(i));
+    if (i && (hashes_[i - 1] > hashes_[i] ||
+              (hashes_[i - 1] == hashes_[i] && !(term_at(i - 1) < term_at(i)))))
+      fail_corrupt(path_, "terms out of order");
   }
 }
 
@@ -49,12 +55,13 @@ TermRef TfMeta::ref_at(size_t i) const {
 }
 
 std::optional<TermRef> TfMeta::find(std::string_view term) const {
+  const uint64_t h = fnv1a(term);
   size_t lo = 0, hi = offsets_.size();
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     std::string_view t = term_at(mid);
-    if (t == term) return ref_at(mid);
-    if (t < term)
+    if (hashes_[mid] == h && t == term) return ref_at(mid);
+    if (hashes_[mid] < h || (hashes_[mid] == h && t < term))
       lo = mid + 1;
     else
       hi = mid;

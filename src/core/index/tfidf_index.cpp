@@ -11,7 +11,7 @@
 namespace scipis {
 
 namespace {
-constexpr size_t kSlotBytes = sizeof(std::pair<std::string_view, TermEntry>) + 1;
+constexpr size_t kSlotBytes = sizeof(TermEntry*) + 1;
 }
 
 TfIdfIndex::TfIdfIndex(uint64_t budget, int depth)
@@ -27,67 +27,77 @@ TfChunk* TfIdfIndex::new_chunk() {
   return c;
 }
 
-void TfIdfIndex::add(std::string_view term, uint64_t seq) {
+TermEntry* TfIdfIndex::lookup(std::string_view term) {
+  TermKey key{term, absl::Hash<std::string_view>{}(term)};
+  auto it = set_.find(key);
+  if (it != set_.end()) return *it;
+  char* copy = static_cast<char*>(arena_.alloc(term.size(), 1));
+  std::memcpy(copy, term.data(), term.size());
+  auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry)));
+  TfChunk* c = new_chunk();
+  *e = TermEntry{copy, static_cast<uint32_t>(term.size()), 0, key.hash, c, c,
+                 UINT64_MAX, nullptr, nullptr};
+  set_.insert(e);
+  return e;
+}
+
+void TfIdfIndex::append(TermEntry* e, uint64_t seq) {
   if (base_seq_ == UINT64_MAX) base_seq_ = seq;
-  uint32_t rel = static_cast<uint32_t>(seq - base_seq_);
-  auto it = map_.find(term);
-  if (it == map_.end()) {
-    char* copy = static_cast<char*>(arena_.alloc(term.size(), 1));
-    std::memcpy(copy, term.data(), term.size());
+  if (e->tail->fill == static_cast<uint32_t>(depth_)) {
     TfChunk* c = new_chunk();
-    TermEntry e{c, c, seq, nullptr, 0};
-    it = map_.emplace(std::string_view(copy, term.size()), e).first;
-  } else if (it->second.last_seq == seq && it->second.last_tf) {
-    ++*it->second.last_tf;
-    return;
+    e->tail->next = c;
+    e->tail = c;
   }
-  TermEntry& e = it->second;
-  if (e.tail->fill == static_cast<uint32_t>(depth_)) {
-    TfChunk* c = new_chunk();
-    e.tail->next = c;
-    e.tail = c;
-  }
-  uint32_t* s = seqs(e.tail);
-  uint32_t slot = e.tail->fill++;
-  s[slot] = rel;
+  uint32_t* s = seqs(e->tail);
+  uint32_t slot = e->tail->fill++;
+  s[slot] = static_cast<uint32_t>(seq - base_seq_);
   s[depth_ + slot] = 1;
-  e.last_seq = seq;
-  e.last_tf = &s[depth_ + slot];
-  e.df++;
+  e->last_seq = seq;
+  e->last_tf = &s[depth_ + slot];
+  e->df++;
 }
 
 size_t TfIdfIndex::memory() const {
-  return arena_.bytes() + map_.capacity() * kSlotBytes;
+  return arena_.bytes() + set_.capacity() * kSlotBytes;
 }
 
 bool TfIdfIndex::full() const {
   size_t mem = memory();
   if (mem * 10 >= budget_ * 9) return true;
-  size_t cap = map_.capacity();
-  if (map_.size() + 1 > cap - cap / 8) {
+  size_t cap = set_.capacity();
+  if (set_.size() + 1 > cap - cap / 8) {
     size_t grown = arena_.bytes() + (2 * cap + 1) * kSlotBytes;
-    if (grown > budget_ && !map_.empty()) return true;
+    if (grown > budget_ && !set_.empty()) return true;
   }
   // The next chunk or term copy may need a fresh arena page.
-  return mem + arena_.page_size() > budget_ && !map_.empty();
+  return mem + arena_.page_size() > budget_ && !set_.empty();
 }
 
 void TfIdfIndex::serialise(int split_factor, std::string& data,
                            std::vector<std::string>& metas) const {
-  using Item = std::tuple<uint32_t, std::string_view, const TermEntry*>;
+  // Metadata is ordered by (split, term hash, term): sorting integers is
+  // cheap, and a query finds a term by binary search on its hash.
+  struct Item {
+    uint64_t split, hash;
+    const TermEntry* e;
+  };
   std::vector<Item> items;
-  items.reserve(map_.size());
-  for (const auto& [term, e] : map_)
-    items.emplace_back(static_cast<uint32_t>(fnv1a(term) % split_factor), term, &e);
+  items.reserve(set_.size());
+  for (const TermEntry* e : set_) {
+    uint64_t h = fnv1a(e->term());
+    items.push_back({h % static_cast<uint64_t>(split_factor), h, e});
+  }
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a) < std::get<0>(b);
-    return std::get<1>(a) < std::get<1>(b);
+    if (a.split != b.split) return a.split < b.split;
+    if (a.hash != b.hash) return a.hash < b.hash;
+    return a.e->term() < b.e->term();
   });
 
   std::string body;
   std::vector<std::string> entries(split_factor);
   std::vector<std::vector<uint32_t>> offsets(split_factor);
-  for (const auto& [split, term, e] : items) {
+  for (const auto& [split, hash, e] : items) {
+    std::string_view term = e->term();
     size_t start = body.size();
     put_varint(body, e->df);
     uint64_t prev = 0;
@@ -130,8 +140,9 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
 }
 
 void TfIdfIndex::clear() {
-  map_.clear();
+  set_.clear();
   arena_.reset();
+  prev_ = nullptr;
   base_seq_ = UINT64_MAX;
 }
 

@@ -6,12 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <thread>
 
-#include "absl/container/flat_hash_set.h"
 #include "index/manifest.h"
 #include "index/segment_format.h"
 #include "index/segment_reader.h"
@@ -81,10 +81,13 @@ uint64_t count_distinct_terms(const std::string& gen_dir, const Manifest& m,
       if (!read_file(p, bytes)) fail_corrupt(p, "file is missing");
       metas.emplace_back(p, std::move(bytes));
     }
-    absl::flat_hash_set<std::string_view> seen;
+    // Sorted by (hash, term) in every segment: sort all, count the runs.
+    std::vector<std::pair<uint64_t, std::string_view>> all;
     for (const auto& tm : metas)
-      for (size_t i = 0; i < tm.size(); i++) seen.insert(tm.term_at(i));
-    total += seen.size();
+      for (size_t i = 0; i < tm.size(); i++) all.emplace_back(tm.hash_at(i), tm.term_at(i));
+    std::sort(all.begin(), all.end());
+    for (size_t i = 0; i < all.size(); i++)
+      if (i == 0 || all[i] != all[i - 1]) total++;
   }
   return total;
 }
