@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs inside pg_virtualenv (PG* variables name a throwaway server).
 set -uo pipefail
+shopt -s nullglob
 cd "$(dirname "$0")/.."
 rc=0
 PGC=/usr/lib/postgresql/15/bin/pg_config
