@@ -12,7 +12,7 @@
 
 namespace scipis::block {
 
-constexpr int64_t kDefaultMaxGap = 0;
+constexpr int64_t kDefaultMaxGap = 64 << 10;	// one default partition
 constexpr int64_t kDefaultMaxRead = 8 << 20;
 
 // An opened index: records verified, data files open and unchanged.

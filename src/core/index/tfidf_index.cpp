@@ -27,8 +27,8 @@ TfChunk* TfIdfIndex::new_chunk() {
   return c;
 }
 
-TermEntry* TfIdfIndex::lookup(std::string_view term) {
-  TermKey key{term, absl::Hash<std::string_view>{}(term)};
+TermEntry* TfIdfIndex::lookup(std::string_view term, size_t hash) {
+  TermKey key{term, hash};
   auto it = set_.find(key);
   if (it != set_.end()) return *it;
   char* copy = static_cast<char*>(arena_.alloc(term.size(), 1));
@@ -93,8 +93,12 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
     return a.e->term() < b.e->term();
   });
 
+  size_t postings = 0;
+  for (const auto& it : items) postings += it.e->df;
   std::string body;
+  body.reserve(items.size() * 6 + postings * 4);
   std::vector<std::string> entries(split_factor);
+  for (auto& e : entries) e.reserve(items.size() / split_factor * 24 + 64);
   std::vector<std::vector<uint32_t>> offsets(split_factor);
   for (const auto& [split, hash, e] : items) {
     std::string_view term = e->term();

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
 #include "index/arena.h"
+#include "util/bytes.h"
 
 namespace scipis {
 
@@ -66,13 +66,15 @@ class TfIdfIndex {
   // Counts one occurrence of term in document seq. Documents arrive in
   // ascending seq; a repeated term of the same document hits the append
   // cache and only increments its count.
-  void add(std::string_view term, uint64_t seq) {
+  void add(std::string_view term, uint64_t seq) { add(term, hash_of(term), seq); }
+  // The same with the term's hash computed beforehand (see prefetch).
+  void add(std::string_view term, size_t hash, uint64_t seq) {
     TermEntry* e = nullptr;
     TermEntry* h = prev_ ? prev_->next_hint : nullptr;
     if (h && h->len == term.size() && std::memcmp(h->bytes, term.data(), term.size()) == 0) {
       e = h;
     } else {
-      e = lookup(term);
+      e = lookup(term, hash);
       if (prev_) prev_->next_hint = e;
     }
     prev_ = e;
@@ -81,6 +83,14 @@ class TfIdfIndex {
       return;
     }
     append(e, seq);
+  }
+  static size_t hash_of(std::string_view term) {
+    return token_hash(term.data(), term.size());
+  }
+  // Starts loading the table memory a later add of this term will touch,
+  // so that the cache misses of many lookups overlap.
+  void prefetch(std::string_view term, size_t hash) const {
+    set_.prefetch(TermKey{term, hash});
   }
   // True when the index holds 90% of its budget, or the next term could
   // grow the table past it.
@@ -93,7 +103,7 @@ class TfIdfIndex {
   void clear();
 
  private:
-  TermEntry* lookup(std::string_view term);
+  TermEntry* lookup(std::string_view term, size_t hash);
   void append(TermEntry* e, uint64_t seq);
   TfChunk* new_chunk();
   uint32_t* seqs(TfChunk* c) const { return reinterpret_cast<uint32_t*>(c + 1); }

@@ -201,6 +201,7 @@ void Pipeline::indexer_loop(int id) {
   std::string cur_path;
   DocInfo cur{};
   uint32_t since_check = 0;
+  std::vector<std::pair<std::string_view, size_t>> toks;
 
   auto flush = [&] {
     FlushJob job;
@@ -223,14 +224,24 @@ void Pipeline::indexer_loop(int id) {
         cur = DocInfo{next_seq++, 0, m->mtime_ns, 0};
         cur_path = std::move(m->path);
         break;
-      case ReadMsg::kBlock:
+      case ReadMsg::kBlock: {
+        // Tokenize the whole block first, then add with the table memory of
+        // a term kPrefetch positions ahead already on its way to the cache.
+        constexpr size_t kPrefetch = 8;
+        toks.clear();
         tokenizer_.tokenize_in_place(m->data, m->len, [&](const char* s, size_t n) {
-          tf.add(std::string_view(s, n), cur.seq);
+          std::string_view t(s, n);
+          toks.push_back({t, TfIdfIndex::hash_of(t)});
+        });
+        for (size_t i = 0; i < toks.size(); i++) {
+          if (i + kPrefetch < toks.size()) tf.prefetch(toks[i + kPrefetch].first, toks[i + kPrefetch].second);
+          tf.add(toks[i].first, toks[i].second, cur.seq);
           cur.tokens++;
           if ((++since_check & 31) == 0 && tf.full()) flush();
-        });
+        }
         pool_->release(m->buffer);
         break;
+      }
       case ReadMsg::kEnd:
         cur.size = m->size;
         paths.add(cur, cur_path);

@@ -88,6 +88,29 @@ class Cursor {
   bool ok_ = true;
 };
 
+// An in-memory hash for short keys (tokens): word-at-a-time multiply and
+// xor-shift, finished with MurmurHash3's fmix64. Not stored on disk.
+inline uint64_t token_hash(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    h = (h ^ v) * 0x9FB21C651E98DF25ull;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t tail = 0;
+  for (size_t i = 0; i < n; i++) tail |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  h = (h ^ tail) * 0x9FB21C651E98DF25ull;
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h;
+}
+
 // FNV-1a: a fixed hash that picks a key's metadata split; part of the format.
 inline uint64_t fnv1a(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
