@@ -18,23 +18,50 @@ class Tokenizer {
 
   // Lower-cases [p, p+n) in place, then calls emit(const char*, size_t) for
   // every token. The block must not start or end inside a token piece.
+  // Per byte there is no data-dependent branch: token starts and ends are
+  // written to small arrays whose cursors advance by the table's answer.
   template <typename Emit>
   void tokenize_in_place(unsigned char* p, size_t n, Emit&& emit) const {
-    for (size_t i = 0; i < n; i++) p[i] = lower_[p[i]];
-    size_t i = 0;
-    while (i < n) {
-      while (i < n && !is_tok_[p[i]]) i++;
-      size_t start = i;
-      while (i < n && is_tok_[p[i]]) i++;
-      size_t len = i - start;
-      const char* s = reinterpret_cast<const char*>(p + start);
+    constexpr size_t kChunk = 4096;
+    uint32_t starts[kChunk / 2 + 2], ends[kChunk / 2 + 2];
+    constexpr size_t kNone = SIZE_MAX;
+    size_t open = kNone;  // start of a token still running at a chunk end
+    unsigned prev = 0;
+    auto piece = [&](size_t from, size_t to) {
+      const char* s = reinterpret_cast<const char*>(p + from);
+      size_t len = to - from;
       while (len > kMaxToken) {
         emit(s, kMaxToken);
         s += kMaxToken;
         len -= kMaxToken;
       }
-      if (len) emit(s, len);
+      emit(s, len);
+    };
+    for (size_t base = 0; base < n; base += kChunk) {
+      const size_t m = n - base < kChunk ? n - base : kChunk;
+      unsigned char* q = p + base;
+      size_t ns = 0, ne = 0;
+      for (size_t i = 0; i < m; i++) {
+        const unsigned c = q[i];
+        const unsigned t = is_tok_[c];
+        q[i] = lower_[c];
+        starts[ns] = static_cast<uint32_t>(i);
+        ns += t & (prev ^ 1u);
+        ends[ne] = static_cast<uint32_t>(i);
+        ne += prev & (t ^ 1u);
+        prev = t;
+      }
+      size_t si = 0, ei = 0;
+      if (open != kNone) {
+        if (ne == 0) continue;  // the token runs through this whole chunk
+        piece(open, base + ends[0]);
+        open = kNone;
+        ei = 1;
+      }
+      for (; ei < ne; ei++, si++) piece(base + starts[si], base + ends[ei]);
+      if (si < ns) open = base + starts[si];
     }
+    if (open != kNone) piece(open, n);
   }
 
   // Where a read block may end: the bytes after the returned offset are a
