@@ -33,6 +33,11 @@ include $(PGXS)
 
 -include $(OBJS:.o=.d)
 
+# pg_regress writes its results under build/regress.
+installcheck: | build/regress
+build/regress:
+	mkdir -p $@
+
 sql/scipis--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 

@@ -1,12 +1,16 @@
-// CRC-32C (Castagnoli), the checksum of every section of a block index file.
+// CRC-32C of block index files: the engine's one implementation.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "util/crc32c.h"
+
 namespace scipis::block {
 
-uint32_t crc32c_extend(uint32_t crc, const void *data, size_t n);
-inline uint32_t crc32c(const void *data, size_t n) { return crc32c_extend(0, data, n); }
+inline uint32_t crc32c_extend(uint32_t crc, const void *data, size_t n) {
+  return scipis::crc32c(data, n, crc);
+}
+inline uint32_t crc32c(const void *data, size_t n) { return scipis::crc32c(data, n); }
 
 }  // namespace scipis::block

@@ -16,6 +16,10 @@
 
 namespace scipis {
 
+namespace {
+constexpr size_t kIndexerQueue = 4;
+}
+
 Pipeline::Pipeline(PipelineConfig cfg)
     : cfg_(std::move(cfg)),
       tokenizer_(cfg_.opts.delimiter),
@@ -23,7 +27,9 @@ Pipeline::Pipeline(PipelineConfig cfg)
       free_indexers_(static_cast<size_t>(cfg_.opts.indexer_threads), &stop_),
       to_writer_(static_cast<size_t>(cfg_.opts.writer_threads), &stop_) {
   for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
-    to_indexer_.push_back(std::make_unique<BoundedQueue<ReadMsg>>(1024, &stop_));
+    // A short queue per indexer: an indexer busy serialising a flush holds
+    // few buffers, and the shared pool keeps feeding the others.
+    to_indexer_.push_back(std::make_unique<BoundedQueue<ReadMsg>>(kIndexerQueue, &stop_));
     free_indexers_.push(i);
   }
 }
@@ -42,7 +48,8 @@ std::vector<SegmentRef> Pipeline::segments() const {
 void Pipeline::run() {
   const auto& o = cfg_.opts;
   pool_ = std::make_unique<BufferPool>(
-      static_cast<size_t>(o.reader_threads * 2 + o.indexer_threads * 2),
+      static_cast<size_t>(o.reader_threads * 2) +
+          static_cast<size_t>(o.indexer_threads) * (kIndexerQueue + 2),
       o.block_size, &stop_);
   for (int i = 0; i < o.indexer_threads; i++) {
     mkdir_p(cfg_.gen_dir + "/" + tf_dir(static_cast<uint32_t>(i)));
