@@ -43,6 +43,23 @@ row_cmp(const void *a, const void *b)
 	return strcmp(x->collection, y->collection);
 }
 
+/* Index of arg among the two accepted words, or an error naming them. */
+static int
+choose(const char *what, text *arg, const char *first, const char *second)
+{
+	char	   *word = text_to_cstring(arg);
+
+	if (strcmp(word, first) == 0)
+		return 0;
+	if (strcmp(word, second) == 0)
+		return 1;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown %s \"%s\"", what, word),
+			 errhint("Use \"%s\" or \"%s\".", first, second)));
+	return -1;
+}
+
 static List *
 collections_to_search(text *name_arg)
 {
@@ -118,33 +135,9 @@ scipis_search_sql(PG_FUNCTION_ARGS)
 	else
 		k = -1;
 	if (!PG_ARGISNULL(3))
-	{
-		char	   *r = text_to_cstring(PG_GETARG_TEXT_PP(3));
-
-		if (strcmp(r, "tfidf") == 0)
-			ranking = SCIPIS_TFIDF;
-		else if (strcmp(r, "bm25") == 0)
-			ranking = SCIPIS_BM25;
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown ranking \"%s\"", r),
-					 errhint("Use \"tfidf\" or \"bm25\".")));
-	}
+		ranking = choose("ranking", PG_GETARG_TEXT_PP(3), "tfidf", "bm25");
 	if (!PG_ARGISNULL(4))
-	{
-		char	   *m = text_to_cstring(PG_GETARG_TEXT_PP(4));
-
-		if (strcmp(m, "any") == 0)
-			match = SCIPIS_MATCH_ANY;
-		else if (strcmp(m, "all") == 0)
-			match = SCIPIS_MATCH_ALL;
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown match mode \"%s\"", m),
-					 errhint("Use \"any\" or \"all\".")));
-	}
+		match = choose("match mode", PG_GETARG_TEXT_PP(4), "any", "all");
 	colls = collections_to_search(PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1));
 
 	InitMaterializedSRF(fcinfo, 0);

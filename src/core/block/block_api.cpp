@@ -50,7 +50,7 @@ bool guarded(scipis_error *err, F f)
 		f();
 		return true;
 	} catch (const Error &e) {
-		set_error(err, e.code, e.msg.c_str());
+		set_error(err, e.code(), e.what());
 	} catch (const std::bad_alloc &) {
 		set_error(err, SCIPIS_E_NOMEM, "out of memory in the block index engine");
 	} catch (const std::exception &e) {

@@ -289,7 +289,7 @@ IndexData read_index(const std::string &path)
 	try {
 		ix.layout.init(shape, bshape, pelems);
 	} catch (const Error &e) {
-		fail(SCIPIS_E_CORRUPT, "block index file \"%s\" is damaged: %s", path.c_str(), e.msg.c_str());
+		fail(SCIPIS_E_CORRUPT, "block index file \"%s\" is damaged: %s", path.c_str(), e.what());
 	}
 	for (uint32_t v = 0; v < nvars; v++) {
 		VarInfo vi;
