@@ -28,8 +28,8 @@ std::string parse_error(const std::string &pred)
 	try {
 		parse_predicate(pred, kVars);
 	} catch (const Error &e) {
-		EXPECT_EQ(e.code, SCIPIS_E_INVALID);
-		return e.msg;
+		EXPECT_EQ(e.code(), SCIPIS_E_INVALID);
+		return e.what();
 	}
 	return "";
 }
