@@ -150,6 +150,8 @@ run_build(scipis_build *b, scipis_build_stats *stats)
 	{
 		while (!scipis_build_wait(b, 100))
 			CHECK_FOR_INTERRUPTS();
+		/* A cancel that arrived while the build finished still wins. */
+		CHECK_FOR_INTERRUPTS();
 	}
 	PG_CATCH();
 	{

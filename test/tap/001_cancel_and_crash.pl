@@ -8,13 +8,15 @@ use Test::More;
 use File::Path qw(make_path);
 use Time::HiRes qw(time);
 
-# A tree big enough that indexing it takes a while with a tiny index size.
+# A tree big enough that indexing it takes seconds with a small index size
+# and many metadata files per flush, so that a cancel or a crash lands
+# while the build runs.
 my $tree = PostgreSQL::Test::Utils::tempdir();
 for my $d (0 .. 19) {
 	make_path("$tree/d$d");
 	for my $f (0 .. 99) {
 		open(my $fh, '>', "$tree/d$d/f$f.log") or die;
-		print $fh join(' ', map { "w" . (($d * 100 + $f) * $_ % 997) } 1 .. 400), "\n";
+		print $fh join(' ', map { "w" . (($d * 100 + $f) * $_ % 997) . ' x' . (($d * 100 + $f) * 7919 + $_) } 1 .. 400), "\n";
 		close $fh;
 	}
 }

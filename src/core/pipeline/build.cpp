@@ -33,6 +33,7 @@ struct scipis_build {
   bool done = false;
   bool aborted = false;  // never commit, even if the pipeline finished
   std::exception_ptr error;
+  std::vector<std::string> garbage;
   std::chrono::steady_clock::time_point started;
 };
 
@@ -54,19 +55,20 @@ uint64_t next_generation(const std::string& dir, const Manifest* current) {
   return gen + 1;
 }
 
-// Files no manifest names are left-overs of an interrupted build.
-void remove_garbage(const std::string& dir, const Manifest* current) {
+// Files no manifest names are left-overs of a cancelled, failed or crashed
+// build: garbage, removed while the next build runs.
+std::vector<std::string> list_garbage(const std::string& dir, const Manifest* current) {
   std::string keep = current ? "g" + std::to_string(current->generation) : "";
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return;
   std::vector<std::string> doomed;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return doomed;
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
     if (n == "." || n == ".." || n == "MANIFEST" || n == keep) continue;
-    doomed.push_back(n);
+    doomed.push_back(dir + "/" + n);
   }
   ::closedir(d);
-  for (const auto& n : doomed) remove_tree(dir + "/" + n);
+  return doomed;
 }
 
 uint64_t count_distinct_terms(const std::string& gen_dir, const Manifest& m,
@@ -101,6 +103,14 @@ void resolve_threads(scipis_options& o) {
 }
 
 void coordinate(scipis_build* b) {
+  std::exception_ptr cleaning_error;
+  std::thread cleaner([b, &cleaning_error] {
+    try {
+      for (const auto& g : b->garbage) remove_tree(g, &b->pipeline->stop_flag());
+    } catch (...) {
+      cleaning_error = std::current_exception();
+    }
+  });
   try {
     b->pipeline->run();
     auto& m = b->next;
@@ -119,6 +129,8 @@ void coordinate(scipis_build* b) {
   } catch (...) {
     b->error = std::current_exception();
   }
+  cleaner.join();
+  if (!b->error && cleaning_error) b->error = cleaning_error;
   std::lock_guard<std::mutex> lk(b->mu);
   b->done = true;
   b->cv.notify_all();
@@ -151,7 +163,7 @@ extern "C" scipis_build* scipis_build_start(const char* dir, const char* root,
     } catch (const Error&) {
       // A damaged manifest is replaced by this build.
     }
-    remove_garbage(b->dir, current ? &*current : nullptr);
+    b->garbage = list_garbage(b->dir, current ? &*current : nullptr);
     b->next.generation = next_generation(b->dir, current ? &*current : nullptr);
     b->cfg.root = r;
     b->cfg.gen_dir = b->next.gen_dir(b->dir);
@@ -201,13 +213,9 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     b->coordinator.join();
     if (b->aborted && !b->error)
       b->error = std::make_exception_ptr(Error(SCIPIS_E_CANCELED, "indexing was cancelled"));
-    if (b->error) {
-      try {
-        remove_tree(b->cfg.gen_dir);
-      } catch (...) {
-      }
-      std::rethrow_exception(b->error);
-    }
+    // The unfinished generation is garbage now: removing thousands of
+    // files here would hold up a cancel, so the next build removes it.
+    if (b->error) std::rethrow_exception(b->error);
     std::string old_gen;
     std::string mbytes;
     try {

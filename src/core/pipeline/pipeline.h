@@ -39,6 +39,7 @@ class Pipeline {
   void run();
   void stop() { stop_.store(true); }
   bool stopped() const { return stop_.load(); }
+  const std::atomic<bool>& stop_flag() const { return stop_; }
   const PipelineTotals& totals() const { return totals_; }
   std::vector<SegmentRef> segments() const;
 

@@ -132,7 +132,8 @@ Fd open_read(const std::string& path) {
   return fd;
 }
 
-void remove_tree(const std::string& path) {
+void remove_tree(const std::string& path, const std::atomic<bool>* stop) {
+  if (stop && stop->load(std::memory_order_relaxed)) return;
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return;
@@ -147,7 +148,8 @@ void remove_tree(const std::string& path) {
       if (n != "." && n != "..") names.push_back(n);
     }
     ::closedir(d);
-    for (const auto& n : names) remove_tree(path + "/" + n);
+    for (const auto& n : names) remove_tree(path + "/" + n, stop);
+    if (stop && stop->load(std::memory_order_relaxed)) return;
     if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
       fail_io(errno, "remove directory", path);
   } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {

@@ -1,6 +1,7 @@
 // Small POSIX file helpers; every failure throws an Error naming the path.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -38,8 +39,9 @@ bool read_file(const std::string& path, std::string& out);
 void pread_exact(int fd, void* buf, size_t len, uint64_t off,
                  const std::string& path);
 Fd open_read(const std::string& path);
-// Removes a file tree; missing is fine.
-void remove_tree(const std::string& path);
+// Removes a file tree; missing is fine. With stop, gives up (leaving the
+// rest) as soon as *stop is set.
+void remove_tree(const std::string& path, const std::atomic<bool>* stop = nullptr);
 uint64_t tree_bytes(const std::string& path);
 std::string parent_dir(const std::string& path);
 
