@@ -22,7 +22,7 @@ void		scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts);
 /* Registry access (registry.c). */
 ScipisCollection *scipis_collection_get(const char *name, bool missing_ok);
 List	   *scipis_collection_all(void);
-int64		scipis_collection_insert(const char *name, const char *root, Jsonb *options);
+void		scipis_collection_insert(const char *name, const char *root, Jsonb *options);
 void		scipis_collection_delete(int64 id);
 
 /* Privileges: raise or answer whether the current user may read it. */

@@ -9,6 +9,7 @@
 #include "port.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 PG_MODULE_MAGIC;
 
@@ -30,13 +31,22 @@ _PG_init(void)
 	MarkGUCPrefixReserved("scipis");
 }
 
+/*
+ * Cached per backend, keyed by the GUC's value: every search asks for it,
+ * and creating it costs a mkdir per path component.
+ */
 char *
 scipis_database_dir(void)
 {
-	const char *base = scipis_data_directory;
+	static char *cached_base = NULL;
+	static char *cached_dir = NULL;
+	const char *base = scipis_data_directory ? scipis_data_directory : "";
 	char	   *dir;
 
-	if (base == NULL || base[0] == '\0')
+	if (cached_dir != NULL && strcmp(cached_base, base) == 0)
+		return pstrdup(cached_dir);
+
+	if (base[0] == '\0')
 		dir = psprintf("%s/scipis/%u", DataDir, MyDatabaseId);
 	else if (is_absolute_path(base))
 		dir = psprintf("%s/%u", base, MyDatabaseId);
@@ -46,6 +56,13 @@ scipis_database_dir(void)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create scipis directory \"%s\": %m", dir)));
+	if (cached_dir)
+	{
+		pfree(cached_dir);
+		pfree(cached_base);
+	}
+	cached_dir = MemoryContextStrdup(TopMemoryContext, dir);
+	cached_base = MemoryContextStrdup(TopMemoryContext, base);
 	return dir;
 }
 

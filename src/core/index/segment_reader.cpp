@@ -25,17 +25,8 @@ TfMeta::TfMeta(std::string path, std::string bytes)
     if (offsets_[i] >= room || (i && offsets_[i] <= offsets_[i - 1]))
       fail_corrupt(path_, "bad term offset");
   }
-  // Every entry must parse and the terms must be sorted, or binary search
-  // could give a wrong answer.
-  // Terms are ordered by FNV-1a hash, then bytes.
-  hashes_.resize(offsets_.size());
-  for (size_t i = 0; i < offsets_.size(); i++) {
-    ref_at(i);
-    hashes_[i] = fnv1a(term_at(i));
-    if (i && (hashes_[i - 1] > hashes_[i] ||
-              (hashes_[i - 1] == hashes_[i] && !(term_at(i - 1) < term_at(i)))))
-      fail_corrupt(path_, "terms out of order");
-  }
+  // Entries are checked as a lookup touches them; their order (by FNV-1a
+  // hash, then bytes) is the writer's, vouched for by the body checksum.
 }
 
 std::string_view TfMeta::term_at(size_t i) const {
@@ -60,8 +51,9 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     std::string_view t = term_at(mid);
-    if (hashes_[mid] == h && t == term) return ref_at(mid);
-    if (hashes_[mid] < h || (hashes_[mid] == h && t < term))
+    const uint64_t hm = fnv1a(t);
+    if (hm == h && t == term) return ref_at(mid);
+    if (hm < h || (hm == h && t < term))
       lo = mid + 1;
     else
       hi = mid;

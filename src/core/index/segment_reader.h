@@ -25,14 +25,12 @@ class TfMeta {
   std::optional<TermRef> find(std::string_view term) const;
   size_t size() const { return offsets_.size(); }
   std::string_view term_at(size_t i) const;
-  uint64_t hash_at(size_t i) const { return hashes_[i]; }
 
  private:
   TermRef ref_at(size_t i) const;
   std::string path_;
   std::string bytes_;
   std::vector<uint32_t> offsets_;
-  std::vector<uint64_t> hashes_;  // FNV-1a of each term: the sort key
   size_t entries_ = 0;  // where the entries start in bytes_
 };
 

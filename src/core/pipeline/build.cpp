@@ -17,6 +17,7 @@
 #include "index/segment_reader.h"
 #include "pipeline/pipeline.h"
 #include "scipis_engine.h"
+#include "util/bytes.h"
 #include "util/door.h"
 #include "util/fileio.h"
 
@@ -86,7 +87,7 @@ uint64_t count_distinct_terms(const std::string& gen_dir, const Manifest& m,
     // Sorted by (hash, term) in every segment: sort all, count the runs.
     std::vector<std::pair<uint64_t, std::string_view>> all;
     for (const auto& tm : metas)
-      for (size_t i = 0; i < tm.size(); i++) all.emplace_back(tm.hash_at(i), tm.term_at(i));
+      for (size_t i = 0; i < tm.size(); i++) all.emplace_back(fnv1a(tm.term_at(i)), tm.term_at(i));
     std::sort(all.begin(), all.end());
     for (size_t i = 0; i < all.size(); i++)
       if (i == 0 || all[i] != all[i - 1]) total++;
