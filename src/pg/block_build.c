@@ -83,6 +83,23 @@ int8_array(const int64 *v, int n)
 }
 
 /* Writes the registry row: a new one, or the rebuilt one's new file and numbers. */
+static bool
+block_index_exists(FunctionCallInfo fcinfo, const char *name)
+{
+	char	   *sql = psprintf("SELECT 1 FROM %s WHERE name = $1", block_registry_table(fcinfo));
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	bool		exists;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "scipis: SPI_connect failed");
+	if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "scipis: registry lookup failed");
+	exists = SPI_processed > 0;
+	SPI_finish();
+	return exists;
+}
+
 static void
 store_row(FunctionCallInfo fcinfo, bool insert, const char *name, Datum variables,
 		  Datum options, const char *index_file, const scipis_block_info *info,
@@ -177,10 +194,6 @@ scipis_create_block_index(PG_FUNCTION_ARGS)
 	char	   *name;
 	Jsonb	   *variables;
 	Jsonb	   *options;
-	char	   *sql;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1];
-	bool		exists;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -193,15 +206,7 @@ scipis_create_block_index(PG_FUNCTION_ARGS)
 	options = PG_ARGISNULL(2) ? DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")))
 		: PG_GETARG_JSONB_P(2);
 
-	sql = psprintf("SELECT 1 FROM %s WHERE name = $1", block_registry_table(fcinfo));
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "scipis: SPI_connect failed");
-	if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "scipis: registry lookup failed");
-	exists = SPI_processed > 0;
-	SPI_finish();
-	if (exists)
+	if (block_index_exists(fcinfo, name))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("block index \"%s\" already exists", name)));
@@ -246,17 +251,7 @@ scipis_drop_block_index(PG_FUNCTION_ARGS)
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (!PG_ARGISNULL(1) && PG_GETARG_BOOL(1))
 	{
-		bool		exists;
-
-		sql = psprintf("SELECT 1 FROM %s WHERE name = $1", block_registry_table(fcinfo));
-		args[0] = CStringGetTextDatum(name);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "scipis: SPI_connect failed");
-		if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "scipis: registry lookup failed");
-		exists = SPI_processed > 0;
-		SPI_finish();
-		if (!exists)
+		if (!block_index_exists(fcinfo, name))
 		{
 			ereport(NOTICE,
 					(errmsg("block index \"%s\" does not exist, skipping", name)));
