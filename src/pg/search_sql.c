@@ -105,6 +105,65 @@ append_docs(Row **rows, int *n, int *cap, const char *collection, scipis_docs *d
 	}
 }
 
+typedef enum RequestKind
+{
+	REQ_SEARCH,
+	REQ_LOOKUP,
+	REQ_LIST
+} RequestKind;
+
+typedef struct Request
+{
+	RequestKind kind;
+	const char *bytes;			/* the query or the path */
+	size_t		len;
+	int64		k;
+	scipis_ranking ranking;
+	scipis_match match;
+} Request;
+
+/*
+ * Runs req on the collection's index; false when it has no index yet and
+ * missing_ok. A rebuild that commits between our manifest check and our
+ * reads removes files we still expected: then the request runs once more,
+ * on the new index, so a search sees the old or the new index, never an
+ * error for the switch.
+ */
+static bool
+run_request(const ScipisCollection *c, bool missing_ok, const Request *req, scipis_docs *docs)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		scipis_index *ix = scipis_index_cached(c, missing_ok);
+		scipis_error err;
+		int			rc = 0;
+		bool		replaced;
+
+		if (ix == NULL)
+			return false;
+		switch (req->kind)
+		{
+			case REQ_SEARCH:
+				rc = scipis_search(ix, req->bytes, req->len, req->k, req->ranking,
+								   req->match, docs, &err);
+				break;
+			case REQ_LOOKUP:
+				rc = scipis_lookup(ix, req->bytes, req->len, docs, &err);
+				break;
+			case REQ_LIST:
+				rc = scipis_list_files(ix, docs, &err);
+				break;
+		}
+		if (rc == 0)
+			return true;
+		replaced = !scipis_index_is_current(ix);
+		/* A broken cached index must be read afresh next time. */
+		scipis_index_forget(c);
+		if (attempt > 0 || !replaced || err.code == SCIPIS_E_INVALID)
+			scipis_raise(&err);
+	}
+}
+
 Datum
 scipis_search_sql(PG_FUNCTION_ARGS)
 {
@@ -144,20 +203,12 @@ scipis_search_sql(PG_FUNCTION_ARGS)
 	foreach(lc, colls)
 	{
 		ScipisCollection *c = lfirst(lc);
-		scipis_index *ix = scipis_index_cached(c, !PG_ARGISNULL(1) ? false : true);
+		Request		req = {REQ_SEARCH, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), k, ranking, match};
 		scipis_docs docs;
-		scipis_error err;
 
 		CHECK_FOR_INTERRUPTS();
-		if (ix == NULL)
+		if (!run_request(c, PG_ARGISNULL(1), &req, &docs))
 			continue;
-		if (scipis_search(ix, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), k,
-						  ranking, match, &docs, &err) != 0)
-		{
-			/* A broken cached index must be re-read next time. */
-			scipis_index_forget(c);
-			scipis_raise(&err);
-		}
 		append_docs(&rows, &n, &cap, c->name, &docs);
 		scipis_docs_free(&docs);
 	}
@@ -226,17 +277,11 @@ scipis_lookup_sql(PG_FUNCTION_ARGS)
 	foreach(lc, collections_to_search(NULL))
 	{
 		ScipisCollection *c = lfirst(lc);
-		scipis_index *ix = scipis_index_cached(c, true);
+		Request		req = {REQ_LOOKUP, VARDATA_ANY(path), VARSIZE_ANY_EXHDR(path)};
 		scipis_docs docs;
-		scipis_error err;
 
-		if (ix == NULL)
+		if (!run_request(c, true, &req, &docs))
 			continue;
-		if (scipis_lookup(ix, VARDATA_ANY(path), VARSIZE_ANY_EXHDR(path), &docs, &err) != 0)
-		{
-			scipis_index_forget(c);
-			scipis_raise(&err);
-		}
 		put_file_rows(rsinfo, c->name, &docs);
 		scipis_docs_free(&docs);
 	}
@@ -253,18 +298,12 @@ scipis_files_sql(PG_FUNCTION_ARGS)
 	foreach(lc, collections_to_search(NULL))
 	{
 		ScipisCollection *c = lfirst(lc);
-		scipis_index *ix = scipis_index_cached(c, true);
+		Request		req = {REQ_LIST};
 		scipis_docs docs;
-		scipis_error err;
 
 		CHECK_FOR_INTERRUPTS();
-		if (ix == NULL)
+		if (!run_request(c, true, &req, &docs))
 			continue;
-		if (scipis_list_files(ix, &docs, &err) != 0)
-		{
-			scipis_index_forget(c);
-			scipis_raise(&err);
-		}
 		put_file_rows(rsinfo, c->name, &docs);
 		scipis_docs_free(&docs);
 	}

@@ -5,6 +5,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 
 my $tree = PostgreSQL::Test::Utils::tempdir();
 for my $f (0 .. 9) {
@@ -30,6 +31,17 @@ is(scalar(@manifests), 2, 'each database has its own index under scipis.data_dir
 ok(!-e $node->data_dir . '/scipis', 'nothing was written under the data directory');
 is($node->safe_psql('other', "SELECT count(*) FROM scipis_search('alpha', k => NULL)"),
 	'10', 'the other database answers from its own index');
+
+# Searches keep answering while rebuilds replace the index under them.
+my $searcher = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('other'), '-c',
+	  "DO \$\$ DECLARE n int; BEGIN FOR i IN 1..20000 LOOP "
+	  . "SELECT count(*) INTO n FROM scipis_search('alpha', 'c', k => NULL); "
+	  . "IF n <> 10 THEN RAISE EXCEPTION 'got % rows', n; END IF; END LOOP; END \$\$" ],
+	'>', \my $sout, '2>', \my $serr);
+$node->safe_psql('other', "SELECT files FROM scipis_index('c')") for 1 .. 15;
+$searcher->finish;
+is($searcher->result(0), 0, 'searches during rebuilds never fail') or diag($serr);
 
 $node->safe_psql('other', "SELECT scipis_drop_collection('c')");
 @manifests = glob("$elsewhere/*/c*/MANIFEST");
