@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <tuple>
 
 #include "index/segment_format.h"
 #include "util/bytes.h"
@@ -12,142 +11,193 @@ namespace scipis {
 
 namespace {
 constexpr size_t kSlotBytes = sizeof(TermEntry*) + 1;
-}
+// A guess of the index bytes one term takes (entry, bytes, TF array, slot),
+// used to size the table once instead of rehashing as it grows.
+constexpr uint64_t kBytesPerTermGuess = 256;
+constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
+}  // namespace
 
-TfIdfIndex::TfIdfIndex(uint64_t budget, int depth)
+TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
     : budget_(budget),
       depth_(depth),
-      arena_(std::min<size_t>(1u << 20, std::max<size_t>(4096, budget / 32))) {}
-
-TfChunk* TfIdfIndex::new_chunk() {
-  size_t bytes = sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth_);
-  auto* c = static_cast<TfChunk*>(arena_.alloc(bytes));
-  c->next = nullptr;
-  c->fill = 0;
-  return c;
+      sketch_(sketch),
+      arena_(std::min<size_t>(1u << 20, std::max<size_t>(4096, budget / 32))) {
+  reserve();
 }
 
-TermEntry* TfIdfIndex::lookup(std::string_view term, size_t hash) {
-  TermKey key{term, hash};
-  auto it = set_.find(key);
-  if (it != set_.end()) return *it;
-  char* copy = static_cast<char*>(arena_.alloc(term.size(), 1));
-  std::memcpy(copy, term.data(), term.size());
-  auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry)));
-  TfChunk* c = new_chunk();
-  *e = TermEntry{copy, static_cast<uint32_t>(term.size()), 0, key.hash, c, c,
-                 UINT64_MAX, nullptr, nullptr};
-  set_.insert(e);
+void TfIdfIndex::reserve() {
+  const size_t terms = static_cast<size_t>(budget_ / kBytesPerTermGuess);
+  set_.reserve(terms);
+  order_.reserve(terms);
+}
+
+TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
+  auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + k.n));
+  *e = TermEntry{k.hash, k.prefix, nullptr, static_cast<uint32_t>(k.n), 0,
+                 UINT32_MAX, 0, nullptr, nullptr};
+  std::memcpy(e + 1, k.p, k.n);
+  order_.push_back(e);
+  if (sketch_) sketch_->add(k.hash);
   return e;
 }
 
-void TfIdfIndex::append(TermEntry* e, uint64_t seq) {
-  if (base_seq_ == UINT64_MAX) base_seq_ = seq;
-  if (e->tail->fill == static_cast<uint32_t>(depth_)) {
-    TfChunk* c = new_chunk();
-    e->tail->next = c;
-    e->tail = c;
+TermEntry* TfIdfIndex::lookup(const TermKey& k) {
+  auto it = set_.lazy_emplace(k, [&](const auto& construct) { construct(make_entry(k)); });
+  return *it;
+}
+
+void TfIdfIndex::start_document(TermEntry* e, uint32_t rel) {
+  if (e->cur_tf) {
+    if (!e->tail || e->tail->fill == static_cast<uint32_t>(depth_)) {
+      auto* c = static_cast<TfChunk*>(
+          arena_.alloc(sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth_)));
+      c->next = nullptr;
+      c->fill = 0;
+      if (e->tail)
+        e->tail->next = c;
+      else
+        e->head = c;
+      e->tail = c;
+    }
+    uint32_t* s = seqs(e->tail);
+    const uint32_t slot = e->tail->fill++;
+    s[slot] = e->cur_seq;
+    s[depth_ + slot] = e->cur_tf;
   }
-  uint32_t* s = seqs(e->tail);
-  uint32_t slot = e->tail->fill++;
-  s[slot] = static_cast<uint32_t>(seq - base_seq_);
-  s[depth_ + slot] = 1;
-  e->last_seq = seq;
-  e->last_tf = &s[depth_ + slot];
+  e->cur_seq = rel;
+  e->cur_tf = 1;
   e->df++;
+  postings_++;
+  if (rel > last_rel_) last_rel_ = rel;
 }
 
 size_t TfIdfIndex::memory() const {
-  return arena_.bytes() + set_.capacity() * kSlotBytes;
+  return arena_.bytes() + set_.capacity() * kSlotBytes +
+         order_.capacity() * sizeof(TermEntry*);
 }
 
 bool TfIdfIndex::full() const {
-  size_t mem = memory();
+  if (set_.empty()) return false;
+  // Relative seqs are 32-bit.
+  if (last_rel_ >= kMaxRelSeq - 1) return true;
+  const size_t mem = memory();
   if (mem * 10 >= budget_ * 9) return true;
-  size_t cap = set_.capacity();
-  if (set_.size() + 1 > cap - cap / 8) {
-    size_t grown = arena_.bytes() + (2 * cap + 1) * kSlotBytes;
-    if (grown > budget_ && !set_.empty()) return true;
-  }
-  // The next chunk or term copy may need a fresh arena page.
-  return mem + arena_.page_size() > budget_ && !set_.empty();
+  size_t grow = 0;
+  const size_t cap = set_.capacity();
+  if (set_.size() + 1 > cap - cap / 8) grow += (cap + 1) * kSlotBytes;
+  if (order_.size() == order_.capacity())
+    grow += std::max<size_t>(order_.capacity(), 1) * sizeof(TermEntry*);
+  if (grow && mem + grow > budget_) return true;
+  // The next chunk or term may need a fresh arena page.
+  return mem + arena_.page_size() > budget_;
 }
 
 void TfIdfIndex::serialise(int split_factor, std::string& data,
                            std::vector<std::string>& metas) const {
-  // Metadata is ordered by (split, term hash, term): sorting integers is
-  // cheap, and a query finds a term by binary search on its hash.
   struct Item {
-    uint64_t split, hash;
+    uint64_t hash;  // FNV-1a: picks the split and orders the dictionary
+    uint64_t offset;
+    uint32_t len;
+    uint32_t split;
     const TermEntry* e;
   };
-  std::vector<Item> items;
-  items.reserve(set_.size());
-  for (const TermEntry* e : set_) {
-    uint64_t h = fnv1a(e->term());
-    items.push_back({h % static_cast<uint64_t>(split_factor), h, e});
-  }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    if (a.split != b.split) return a.split < b.split;
-    if (a.hash != b.hash) return a.hash < b.hash;
-    return a.e->term() < b.e->term();
-  });
+  const size_t n = order_.size();
+  const uint64_t sf = static_cast<uint64_t>(split_factor);
+  std::vector<Item> items(n);
 
-  size_t postings = 0;
-  for (const auto& it : items) postings += it.e->df;
-  std::string body;
-  body.reserve(items.size() * 6 + postings * 4);
-  std::vector<std::string> entries(split_factor);
-  for (auto& e : entries) e.reserve(items.size() / split_factor * 24 + 64);
-  std::vector<std::vector<uint32_t>> offsets(split_factor);
-  for (const auto& [split, hash, e] : items) {
-    std::string_view term = e->term();
-    size_t start = body.size();
-    put_varint(body, e->df);
+  // Posting blocks in allocation order: the entries are read front to back.
+  data.assign(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5), '\0');
+  char* const base = data.data();
+  char* out = base + kHeaderSize;
+  std::vector<uint32_t> per_split(sf + 1, 0);
+  for (size_t i = 0; i < n; i++) {
+    const TermEntry* e = order_[i];
+    char* const start = out;
+    out = write_varint(out, e->df);
     uint64_t prev = 0;
     for (const TfChunk* c = e->head; c; c = c->next) {
       const uint32_t* s = reinterpret_cast<const uint32_t*>(c + 1);
-      for (uint32_t i = 0; i < c->fill; i++) {
-        uint64_t seq = base_seq_ + s[i];
-        put_varint(body, seq - prev);
-        put_varint(body, s[depth_ + i]);
+      for (uint32_t j = 0; j < c->fill; j++) {
+        const uint64_t seq = base_seq_ + s[j];
+        out = write_varint(out, seq - prev);
+        out = write_varint(out, s[depth_ + j]);
         prev = seq;
       }
     }
-    put_u32(body, crc32c(body.data() + start, body.size() - start));
-    std::string& m = entries[split];
-    offsets[split].push_back(static_cast<uint32_t>(m.size()));
-    m.push_back(static_cast<char>(term.size()));
-    m.append(term);
-    put_varint(m, kHeaderSize + start);
-    put_varint(m, body.size() - start);
-    put_varint(m, e->df);
+    out = write_varint(out, base_seq_ + e->cur_seq - prev);
+    out = write_varint(out, e->cur_tf);
+    out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
+    const uint64_t h = fnv1a(e->term());
+    const uint32_t split = static_cast<uint32_t>(h % sf);
+    items[i] = {h, static_cast<uint64_t>(start - base),
+                static_cast<uint32_t>(out - start), split, e};
+    per_split[split + 1]++;
   }
-  data.clear();
-  FileHeader h;
-  h.count = items.size();
-  put_header(data, kMagicTfData, h);
-  data += body;
+  data.resize(static_cast<size_t>(out - base));
+  {
+    std::string header;
+    FileHeader h;
+    h.count = n;
+    put_header(header, kMagicTfData, h);
+    std::memcpy(data.data(), header.data(), kHeaderSize);
+  }
 
-  metas.assign(split_factor, std::string());
-  for (int s = 0; s < split_factor; s++) {
-    std::string mbody;
-    for (uint32_t off : offsets[s]) put_u32(mbody, off);
-    mbody += entries[s];
+  // Dictionary order: by split (a counting sort), then by hash and term.
+  for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
+  std::vector<Item> sorted(n);
+  {
+    std::vector<uint32_t> at(per_split.begin(), per_split.end() - 1);
+    for (const Item& it : items) sorted[at[it.split]++] = it;
+  }
+  items.clear();
+  items.shrink_to_fit();
+  metas.assign(sf, std::string());
+  for (size_t s = 0; s < sf; s++) {
+    Item* first = sorted.data() + per_split[s];
+    Item* last = sorted.data() + per_split[s + 1];
+    std::sort(first, last, [](const Item& a, const Item& b) {
+      if (a.hash != b.hash) return a.hash < b.hash;
+      return a.e->term() < b.e->term();
+    });
+    const size_t count = static_cast<size_t>(last - first);
+    size_t bound = count * 4;
+    for (const Item* it = first; it != last; ++it) bound += 1 + it->e->len + 10 + 10 + 5;
+    std::string& m = metas[s];
+    m.assign(kHeaderSize + bound, '\0');
+    char* const body = m.data() + kHeaderSize;
+    char* offs = body;
+    char* const entries = body + count * 4;
+    char* w = entries;
+    for (const Item* it = first; it != last; ++it) {
+      if (it + 8 < last) __builtin_prefetch(it[8].e);
+      offs = write_u32(offs, static_cast<uint32_t>(w - entries));
+      *w++ = static_cast<char>(it->e->len);
+      std::memcpy(w, it->e->bytes(), it->e->len);
+      w += it->e->len;
+      w = write_varint(w, it->offset);
+      w = write_varint(w, it->len);
+      w = write_varint(w, it->e->df);
+    }
+    m.resize(static_cast<size_t>(w - m.data()));
     FileHeader mh;
     mh.aux = static_cast<uint32_t>(s);
-    mh.count = offsets[s].size();
-    mh.body_crc = crc32c(mbody.data(), mbody.size());
-    put_header(metas[s], kMagicTfMeta, mh);
-    metas[s] += mbody;
+    mh.count = count;
+    mh.body_crc = crc32c(body, static_cast<size_t>(w - body));
+    std::string header;
+    put_header(header, kMagicTfMeta, mh);
+    std::memcpy(m.data(), header.data(), kHeaderSize);
   }
 }
 
 void TfIdfIndex::clear() {
   set_.clear();
+  order_.clear();
   arena_.reset();
+  postings_ = 0;
+  last_rel_ = 0;
   prev_ = nullptr;
   base_seq_ = UINT64_MAX;
+  reserve();
 }
 
 }  // namespace scipis

@@ -11,37 +11,57 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "index/arena.h"
+#include "index/distinct_terms.h"
 #include "util/bytes.h"
 
 namespace scipis {
 
+// Completed postings of earlier documents: seq[depth] then tf[depth]
+// follow in the same allocation.
 struct TfChunk {
   TfChunk* next;
   uint32_t fill;
   uint32_t pad;
-  // seq[depth] then tf[depth] follow in the same allocation.
 };
 
+// A term's bytes follow its entry in the arena. The first word and the
+// length sit in the entry, so most comparisons read one cache line.
 struct TermEntry {
-  const char* bytes;
-  uint32_t len;
-  uint32_t df;
-  size_t hash;
-  TfChunk* head;
-  TfChunk* tail;
-  uint64_t last_seq;  // append cache: the document the tail slot counts
-  uint32_t* last_tf;
+  uint64_t hash;
+  uint64_t prefix;  // token_prefix of the term
   // The term that followed this one last time. Log lines repeat their
   // templates, so checking it first skips most hash probes.
   TermEntry* next_hint;
-  std::string_view term() const { return {bytes, len}; }
+  uint32_t len;
+  uint32_t df;
+  // The append cache: the document being counted (relative seq) and its
+  // count so far; moved to the TF arrays when another document starts.
+  uint32_t cur_seq;
+  uint32_t cur_tf;
+  TfChunk* head;
+  TfChunk* tail;
+  const char* bytes() const { return reinterpret_cast<const char*>(this + 1); }
+  std::string_view term() const { return {bytes(), len}; }
 };
 
-// A term looked up by its bytes and precomputed hash.
+// A token about to be counted: its bytes, first word and hash.
 struct TermKey {
-  std::string_view s;
-  size_t hash;
+  const char* p;
+  size_t n;
+  uint64_t prefix;
+  uint64_t hash;
+  static TermKey of(std::string_view t) {
+    uint64_t pre = token_prefix(t.data(), t.size());
+    return {t.data(), t.size(), pre, token_hash(t.data(), t.size(), pre)};
+  }
 };
+
+inline bool same_term(const TermEntry* e, const TermKey& k) {
+  if (e->prefix != k.prefix || e->len != k.n) return false;
+  if (k.n <= 8) return true;
+  if (k.n <= 16) return load_u64(e->bytes() + k.n - 8) == load_u64(k.p + k.n - 8);
+  return std::memcmp(e->bytes() + 8, k.p + 8, k.n - 8) == 0;
+}
 
 struct TermHash {
   using is_transparent = void;
@@ -52,7 +72,7 @@ struct TermHash {
 struct TermEq {
   using is_transparent = void;
   static bool same(const TermEntry* e, const TermKey& k) {
-    return e->hash == k.hash && e->term() == k.s;
+    return e->hash == k.hash && same_term(e, k);
   }
   bool operator()(const TermEntry* a, const TermEntry* b) const { return a == b; }
   bool operator()(const TermEntry* a, const TermKey& k) const { return same(a, k); }
@@ -61,39 +81,36 @@ struct TermEq {
 
 class TfIdfIndex {
  public:
-  TfIdfIndex(uint64_t budget, int depth);
+  // sketch, when given, sees the hash of every term new to this index.
+  TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch = nullptr);
 
-  // Counts one occurrence of term in document seq. Documents arrive in
+  // Counts one occurrence of a term in document seq. Documents arrive in
   // ascending seq; a repeated term of the same document hits the append
   // cache and only increments its count.
-  void add(std::string_view term, uint64_t seq) { add(term, hash_of(term), seq); }
-  // The same with the term's hash computed beforehand (see prefetch).
-  void add(std::string_view term, size_t hash, uint64_t seq) {
-    TermEntry* e = nullptr;
+  void add(std::string_view term, uint64_t seq) { add(TermKey::of(term), seq); }
+  void add(const TermKey& k, uint64_t seq) {
     TermEntry* h = prev_ ? prev_->next_hint : nullptr;
-    if (h && h->len == term.size() && std::memcmp(h->bytes, term.data(), term.size()) == 0) {
+    TermEntry* e;
+    if (h && same_term(h, k)) {
       e = h;
     } else {
-      e = lookup(term, hash);
+      e = lookup(k);
       if (prev_) prev_->next_hint = e;
     }
     prev_ = e;
-    if (e->last_seq == seq && e->last_tf) {
-      ++*e->last_tf;
+    if (base_seq_ == UINT64_MAX) base_seq_ = seq;
+    const uint32_t rel = static_cast<uint32_t>(seq - base_seq_);
+    if (e->cur_seq == rel) {
+      e->cur_tf++;
       return;
     }
-    append(e, seq);
+    start_document(e, rel);
   }
-  static size_t hash_of(std::string_view term) {
-    return token_hash(term.data(), term.size());
-  }
-  // Starts loading the table memory a later add of this term will touch,
+  // Starts loading the table memory a later add of this key will touch,
   // so that the cache misses of many lookups overlap.
-  void prefetch(std::string_view term, size_t hash) const {
-    set_.prefetch(TermKey{term, hash});
-  }
+  void prefetch(const TermKey& k) const { set_.prefetch(k); }
   // True when the index holds 90% of its budget, or the next term could
-  // grow the table past it.
+  // grow its tables past it.
   bool full() const;
   bool empty() const { return set_.empty(); }
   size_t memory() const;
@@ -103,15 +120,20 @@ class TfIdfIndex {
   void clear();
 
  private:
-  TermEntry* lookup(std::string_view term, size_t hash);
-  void append(TermEntry* e, uint64_t seq);
-  TfChunk* new_chunk();
+  TermEntry* lookup(const TermKey& k);
+  TermEntry* make_entry(const TermKey& k);
+  void start_document(TermEntry* e, uint32_t rel);
   uint32_t* seqs(TfChunk* c) const { return reinterpret_cast<uint32_t*>(c + 1); }
+  void reserve();
 
   uint64_t budget_;
   int depth_;
+  DistinctTerms* sketch_;
   Arena arena_;
   absl::flat_hash_set<TermEntry*, TermHash, TermEq> set_;
+  std::vector<TermEntry*> order_;  // entries as allocated: serialised in this order
+  uint64_t postings_ = 0;
+  uint32_t last_rel_ = 0;
   TermEntry* prev_ = nullptr;
   uint64_t base_seq_ = UINT64_MAX;  // seqs stored relative to the first
 };

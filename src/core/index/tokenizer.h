@@ -16,17 +16,21 @@ class Tokenizer {
 
   bool is_token_byte(unsigned char c) const { return is_tok_[c] != 0; }
 
+  // Lower-cases [p, p+n) in place and sets bit i%64 of bits[i/64] when byte
+  // i is a token byte (bits past n are 0). Sixteen bytes per step with
+  // SSE4.1 where the CPU has it, one table lookup per byte otherwise.
+  void classify(unsigned char* p, size_t n, uint64_t* bits) const;
+
   // Lower-cases [p, p+n) in place, then calls emit(const char*, size_t) for
   // every token. The block must not start or end inside a token piece.
-  // Per byte there is no data-dependent branch: token starts and ends are
-  // written to small arrays whose cursors advance by the table's answer.
+  // Token edges are the set bits of mask ^ (mask << 1): one iteration per
+  // edge, none per byte.
   template <typename Emit>
   void tokenize_in_place(unsigned char* p, size_t n, Emit&& emit) const {
     constexpr size_t kChunk = 4096;
-    uint32_t starts[kChunk / 2 + 2], ends[kChunk / 2 + 2];
-    constexpr size_t kNone = SIZE_MAX;
-    size_t open = kNone;  // start of a token still running at a chunk end
-    unsigned prev = 0;
+    uint64_t bits[kChunk / 64];
+    bool in = false;  // a token runs into the next word
+    size_t start = 0;
     auto piece = [&](size_t from, size_t to) {
       const char* s = reinterpret_cast<const char*>(p + from);
       size_t len = to - from;
@@ -39,29 +43,22 @@ class Tokenizer {
     };
     for (size_t base = 0; base < n; base += kChunk) {
       const size_t m = n - base < kChunk ? n - base : kChunk;
-      unsigned char* q = p + base;
-      size_t ns = 0, ne = 0;
-      for (size_t i = 0; i < m; i++) {
-        const unsigned c = q[i];
-        const unsigned t = is_tok_[c];
-        q[i] = lower_[c];
-        starts[ns] = static_cast<uint32_t>(i);
-        ns += t & (prev ^ 1u);
-        ends[ne] = static_cast<uint32_t>(i);
-        ne += prev & (t ^ 1u);
-        prev = t;
+      classify(p + base, m, bits);
+      const size_t words = (m + 63) / 64;
+      for (size_t w = 0; w < words; w++) {
+        const uint64_t word = bits[w];
+        uint64_t edges = word ^ ((word << 1) | (in ? 1u : 0u));
+        const size_t at = base + w * 64;
+        while (edges) {
+          const size_t pos = at + static_cast<size_t>(__builtin_ctzll(edges));
+          edges &= edges - 1;
+          if (in) piece(start, pos);
+          start = pos;
+          in = !in;
+        }
       }
-      size_t si = 0, ei = 0;
-      if (open != kNone) {
-        if (ne == 0) continue;  // the token runs through this whole chunk
-        piece(open, base + ends[0]);
-        open = kNone;
-        ei = 1;
-      }
-      for (; ei < ne; ei++, si++) piece(base + starts[si], base + ends[ei]);
-      if (si < ns) open = base + starts[si];
     }
-    if (open != kNone) piece(open, n);
+    if (in) piece(start, n);
   }
 
   // Where a read block may end: the bytes after the returned offset are a
@@ -73,8 +70,17 @@ class Tokenizer {
   }
 
  private:
+  void classify_scalar(unsigned char* p, size_t n, uint64_t* bits) const;
+  void classify_sse(unsigned char* p, size_t n, uint64_t* bits) const;
+
   unsigned char is_tok_[256];
   unsigned char lower_[256];
+  // For SSE: row_lo_[l] / row_hi_[l] hold bit (h & 7) for byte h*16+l with
+  // h < 8 / h >= 8; bit_of_[h] selects that bit.
+  alignas(16) unsigned char row_lo_[16];
+  alignas(16) unsigned char row_hi_[16];
+  alignas(16) unsigned char bit_of_[16];
+  bool sse_;
 };
 
 }  // namespace scipis

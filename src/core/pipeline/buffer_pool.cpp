@@ -6,8 +6,8 @@
 namespace scipis {
 
 BufferPool::BufferPool(size_t count, size_t block_size, const std::atomic<bool>* stop)
-    : free_(count, stop) {
-  size_t bytes = (kCarryRoom + block_size + 4095) & ~size_t{4095};
+    : bytes_((kCarryRoom + block_size + 4095) & ~size_t{4095}), free_(count, stop) {
+  const size_t bytes = bytes_;
   for (size_t i = 0; i < count; i++) {
     void* p = std::aligned_alloc(4096, bytes);
     if (!p) {

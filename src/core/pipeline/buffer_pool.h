@@ -27,8 +27,11 @@ class BufferPool {
   }
   void release(unsigned char* b) { free_.push(b); }
   unsigned char* read_area(unsigned char* b) const { return b + kCarryRoom; }
+  // Bytes of each buffer, from the start of its carry room.
+  size_t buffer_bytes() const { return bytes_; }
 
  private:
+  size_t bytes_;
   std::vector<unsigned char*> all_;
   BoundedQueue<unsigned char*> free_;
 };

@@ -8,17 +8,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <thread>
 
 #include "index/manifest.h"
 #include "index/segment_format.h"
-#include "index/segment_reader.h"
 #include "pipeline/pipeline.h"
 #include "scipis_engine.h"
-#include "util/bytes.h"
 #include "util/door.h"
 #include "util/fileio.h"
 
@@ -73,44 +70,6 @@ std::vector<std::string> list_garbage(const std::string& dir, const Manifest* cu
   return doomed;
 }
 
-// Distinct terms over every segment, estimated with HyperLogLog (2^16
-// registers, relative error about 0.4%): an exact count needs memory that
-// grows with the collection, and a build's memory must not.
-uint64_t count_distinct_terms(const std::string& gen_dir, const Manifest& m,
-                              const Pipeline& p) {
-  constexpr int kBits = 16;
-  constexpr size_t kRegisters = size_t{1} << kBits;
-  std::vector<uint8_t> reg(kRegisters, 0);
-  for (uint32_t s = 0; s < m.split_factor; s++) {
-    if (p.stopped()) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
-    for (const auto& seg : m.segments) {
-      std::string path = gen_dir + "/" + tf_dir(seg.indexer) + "/" + seg_meta(seg.seg, s);
-      std::string bytes;
-      if (!read_file(path, bytes)) fail_corrupt(path, "file is missing");
-      TfMeta meta(path, std::move(bytes));
-      for (size_t i = 0; i < meta.size(); i++) {
-        std::string_view t = meta.term_at(i);
-        uint64_t h = token_hash(t.data(), t.size());
-        size_t idx = h >> (64 - kBits);
-        uint64_t rest = (h << kBits) | (uint64_t{1} << (kBits - 1));
-        uint8_t rank = static_cast<uint8_t>(__builtin_clzll(rest) + 1);
-        if (rank > reg[idx]) reg[idx] = rank;
-      }
-    }
-  }
-  double sum = 0;
-  size_t zeros = 0;
-  for (uint8_t r : reg) {
-    sum += std::ldexp(1.0, -r);
-    zeros += r == 0;
-  }
-  const double mm = static_cast<double>(kRegisters);
-  double estimate = 0.7213 / (1.0 + 1.079 / mm) * mm * mm / sum;
-  if (estimate <= 2.5 * mm && zeros > 0)
-    estimate = mm * std::log(mm / static_cast<double>(zeros));  // linear counting
-  return static_cast<uint64_t>(std::llround(estimate));
-}
-
 void resolve_threads(scipis_options& o) {
   int cpus = static_cast<int>(std::thread::hardware_concurrency());
   if (cpus < 1) cpus = 1;
@@ -141,7 +100,7 @@ void coordinate(scipis_build* b) {
     m.docs_with_tokens = t.docs_with_tokens;
     m.total_tokens = t.tokens;
     m.skipped = t.skipped;
-    m.terms = count_distinct_terms(b->cfg.gen_dir, m, *b->pipeline);
+    m.terms = b->pipeline->distinct_terms();
     m.index_bytes = tree_bytes(b->cfg.gen_dir);
   } catch (...) {
     b->error = std::current_exception();

@@ -30,6 +30,7 @@ Pipeline::Pipeline(PipelineConfig cfg)
     // A short queue per indexer: an indexer busy serialising a flush holds
     // few buffers, and the shared pool keeps feeding the others.
     to_indexer_.push_back(std::make_unique<BoundedQueue<ReadMsg>>(kIndexerQueue, &stop_));
+    sketches_.push_back(std::make_unique<DistinctTerms>());
     free_indexers_.push(i);
   }
 }
@@ -38,6 +39,12 @@ void Pipeline::record_error(std::exception_ptr e) {
   std::lock_guard<std::mutex> lk(mu_);
   if (!error_) error_ = e;
   stop_.store(true);
+}
+
+uint64_t Pipeline::distinct_terms() const {
+  DistinctTerms all;
+  for (const auto& s : sketches_) all.merge(*s);
+  return all.estimate();
 }
 
 std::vector<SegmentRef> Pipeline::segments() const {
@@ -201,14 +208,15 @@ void Pipeline::read_file(const FileTask& t, int indexer) {
 void Pipeline::indexer_loop(int id) {
   place_on_numa_node(id);
   const auto& o = cfg_.opts;
-  TfIdfIndex tf(o.tfidf_index_size, o.index_depth);
+  TfIdfIndex tf(o.tfidf_index_size, o.index_depth, sketches_[static_cast<size_t>(id)].get());
   PathIndex paths(o.path_index_size);
   uint64_t next_seq = 0, first_seq = 0;
   uint32_t seg_no = 0;
   std::string cur_path;
   DocInfo cur{};
   uint32_t since_check = 0;
-  std::vector<std::pair<std::string_view, size_t>> toks;
+  constexpr size_t kBatch = 128;
+  TermKey batch[kBatch];
 
   auto flush = [&] {
     FlushJob job;
@@ -232,20 +240,27 @@ void Pipeline::indexer_loop(int id) {
         cur_path = std::move(m->path);
         break;
       case ReadMsg::kBlock: {
-        // Tokenize the whole block first, then add with the table memory of
-        // a term kPrefetch positions ahead already on its way to the cache.
-        constexpr size_t kPrefetch = 8;
-        toks.clear();
+        // Tokens are counted in batches: the table slots of a whole batch
+        // are prefetched before the first add, so their misses overlap.
+        const unsigned char* safe_end = m->buffer + pool_->buffer_bytes() - 8;
+        size_t batched = 0;
+        auto count_batch = [&] {
+          for (size_t i = 0; i < batched; i++) tf.prefetch(batch[i]);
+          for (size_t i = 0; i < batched; i++) {
+            tf.add(batch[i], cur.seq);
+            if ((++since_check & 31) == 0 && tf.full()) flush();
+          }
+          cur.tokens += batched;
+          batched = 0;
+        };
         tokenizer_.tokenize_in_place(m->data, m->len, [&](const char* s, size_t n) {
-          std::string_view t(s, n);
-          toks.push_back({t, TfIdfIndex::hash_of(t)});
+          const uint64_t pre = reinterpret_cast<const unsigned char*>(s) <= safe_end
+                                   ? token_prefix_unsafe(s, n)
+                                   : token_prefix(s, n);
+          batch[batched++] = TermKey{s, n, pre, token_hash(s, n, pre)};
+          if (batched == kBatch) count_batch();
         });
-        for (size_t i = 0; i < toks.size(); i++) {
-          if (i + kPrefetch < toks.size()) tf.prefetch(toks[i + kPrefetch].first, toks[i + kPrefetch].second);
-          tf.add(toks[i].first, toks[i].second, cur.seq);
-          cur.tokens++;
-          if ((++since_check & 31) == 0 && tf.full()) flush();
-        }
+        count_batch();
         pool_->release(m->buffer);
         break;
       }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "index/distinct_terms.h"
 #include "index/manifest.h"
 #include "index/tokenizer.h"
 #include "pipeline/buffer_pool.h"
@@ -42,6 +43,8 @@ class Pipeline {
   const std::atomic<bool>& stop_flag() const { return stop_; }
   const PipelineTotals& totals() const { return totals_; }
   std::vector<SegmentRef> segments() const;
+  // Distinct terms over every indexer's input (a HyperLogLog estimate).
+  uint64_t distinct_terms() const;
 
  private:
   void reader_loop(int id);
@@ -59,6 +62,7 @@ class Pipeline {
   std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
   BoundedQueue<FlushJob> to_writer_;
   std::unique_ptr<BufferPool> pool_;
+  std::vector<std::unique_ptr<DistinctTerms>> sketches_;  // one per indexer
   mutable std::mutex mu_;
   std::vector<SegmentRef> segments_;
   std::exception_ptr error_;

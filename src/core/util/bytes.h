@@ -25,6 +25,19 @@ inline void put_varint(std::string& out, uint64_t v) {
   }
   out.push_back(static_cast<char>(v));
 }
+// The same into a buffer with room (10 bytes at most); returns the end.
+inline char* write_varint(char* out, uint64_t v) {
+  while (v >= 0x80) {
+    *out++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *out++ = static_cast<char>(v);
+  return out;
+}
+inline char* write_u32(char* out, uint32_t v) {
+  for (int i = 0; i < 4; i++) *out++ = static_cast<char>(v >> (8 * i));
+  return out;
+}
 inline uint32_t get_u32(const unsigned char* p) {
   uint32_t v = 0;
   for (int i = 0; i < 4; i++) v |= static_cast<uint32_t>(p[i]) << (8 * i);
@@ -88,27 +101,50 @@ class Cursor {
   bool ok_ = true;
 };
 
+inline uint64_t load_u64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// A token's first min(n, 8) bytes as a little-endian word, zero-padded.
+// Reads only [p, p+n).
+inline uint64_t token_prefix(const char* p, size_t n) {
+  if (n >= 8) return load_u64(p);
+  uint64_t v = 0;
+  std::memcpy(&v, p, n);
+  return v;
+}
+// The same when 8 bytes from p are readable, whatever n.
+inline uint64_t token_prefix_unsafe(const char* p, size_t n) {
+  const uint64_t v = load_u64(p);
+  return n >= 8 ? v : v & ((uint64_t{1} << (8 * n)) - 1);
+}
+
 // An in-memory hash for short keys (tokens): word-at-a-time multiply and
-// xor-shift, finished with MurmurHash3's fmix64. Not stored on disk.
-inline uint64_t token_hash(const char* p, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    h = (h ^ v) * 0x9FB21C651E98DF25ull;
+// xor-shift, finished with MurmurHash3's fmix64; prefix is token_prefix of
+// the same bytes. Not stored on disk.
+inline uint64_t token_hash(const char* p, size_t n, uint64_t prefix) {
+  constexpr uint64_t kMul = 0x9FB21C651E98DF25ull;
+  uint64_t h = (prefix ^ 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full)) * kMul;
+  if (n > 8) {
     h ^= h >> 29;
-    p += 8;
-    n -= 8;
+    size_t i = 8;
+    for (; i + 8 < n; i += 8) {
+      h = (h ^ load_u64(p + i)) * kMul;
+      h ^= h >> 29;
+    }
+    h = (h ^ load_u64(p + n - 8)) * kMul;  // the last word, overlapping
   }
-  uint64_t tail = 0;
-  for (size_t i = 0; i < n; i++) tail |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  h = (h ^ tail) * 0x9FB21C651E98DF25ull;
   h ^= h >> 33;
   h *= 0xFF51AFD7ED558CCDull;
   h ^= h >> 33;
   h *= 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 33;
   return h;
+}
+inline uint64_t token_hash(const char* p, size_t n) {
+  return token_hash(p, n, token_prefix(p, n));
 }
 
 // FNV-1a: a fixed hash that picks a key's metadata split; part of the format.
