@@ -14,6 +14,7 @@ constexpr size_t kSlotBytes = sizeof(TermEntry*) + 1;
 // A guess of the index bytes one term takes (entry, bytes, TF array, slot),
 // used to size the table once instead of rehashing as it grows.
 constexpr uint64_t kBytesPerTermGuess = 256;
+constexpr size_t kFrontMax = size_t{1} << 15;
 constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
 }  // namespace
 
@@ -21,7 +22,11 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
     : budget_(budget),
       depth_(depth),
       sketch_(sketch),
-      arena_(std::min<size_t>(1u << 20, std::max<size_t>(4096, budget / 32))) {
+      arena_(std::min<size_t>(kHugePage, std::max<size_t>(4096, budget / 32))) {
+  size_t front = 64;
+  while (front < kFrontMax && front * sizeof(TermEntry*) * 64 < budget_) front *= 2;
+  front_.assign(front, nullptr);
+  front_mask_ = front - 1;
   reserve();
 }
 
@@ -72,7 +77,7 @@ void TfIdfIndex::start_document(TermEntry* e, uint32_t rel) {
 }
 
 size_t TfIdfIndex::memory() const {
-  return arena_.bytes() + set_.capacity() * kSlotBytes +
+  return arena_.bytes() + set_.capacity() * kSlotBytes + front_.size() * sizeof(TermEntry*) +
          order_.capacity() * sizeof(TermEntry*);
 }
 
@@ -197,6 +202,7 @@ void TfIdfIndex::clear() {
   last_rel_ = 0;
   prev_ = nullptr;
   base_seq_ = UINT64_MAX;
+  std::fill(front_.begin(), front_.end(), nullptr);
   reserve();
 }
 

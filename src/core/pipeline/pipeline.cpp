@@ -245,8 +245,10 @@ void Pipeline::indexer_loop(int id) {
         const unsigned char* safe_end = m->buffer + pool_->buffer_bytes() - 8;
         size_t batched = 0;
         auto count_batch = [&] {
-          for (size_t i = 0; i < batched; i++) tf.prefetch(batch[i]);
+          constexpr size_t kAhead = 16;
+          for (size_t i = 0; i < batched && i < kAhead; i++) tf.prefetch(batch[i]);
           for (size_t i = 0; i < batched; i++) {
+            if (i + kAhead < batched) tf.prefetch(batch[i + kAhead]);
             tf.add(batch[i], cur.seq);
             if ((++since_check & 31) == 0 && tf.full()) flush();
           }

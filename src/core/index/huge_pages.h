@@ -1,0 +1,32 @@
+// Memory for the in-memory index on 2 MiB pages where the kernel offers
+// transparent huge pages: term lookups touch entries spread over hundreds of
+// MiB, and with 4 KiB pages nearly every one of them also misses the TLB.
+#pragma once
+
+#include <cstddef>
+#include <new>
+
+namespace scipis {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Regions of at least kHugePage bytes are mapped on their own and advised
+// as huge pages; smaller ones come from operator new.
+void* huge_alloc(size_t bytes);
+void huge_free(void* p, size_t bytes);
+
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(huge_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { huge_free(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const HugePageAllocator<U>&) const { return false; }
+};
+
+}  // namespace scipis
