@@ -8,11 +8,51 @@ namespace scipis {
 
 namespace {
 size_t mapped_size(size_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage - 1); }
+
+// Regions this thread freed, kept for its next allocation of the same
+// size: an index flushes and refills its tables many times, and fresh
+// mappings would be faulted in and zeroed by the kernel every time.
+class Spare {
+ public:
+  ~Spare() {
+    for (const Region& r : regions_)
+      if (r.base) ::munmap(r.base, r.size);
+  }
+  void* take(size_t size) {
+    for (Region& r : regions_) {
+      if (r.base && r.size == size) {
+        void* p = r.base;
+        r.base = nullptr;
+        return p;
+      }
+    }
+    return nullptr;
+  }
+  bool keep(void* p, size_t size) {
+    for (Region& r : regions_) {
+      if (!r.base) {
+        r = Region{p, size};
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  struct Region {
+    void* base = nullptr;
+    size_t size = 0;
+  };
+  Region regions_[4];
+};
+
+thread_local Spare spare;
 }  // namespace
 
 void* huge_alloc(size_t bytes) {
   if (bytes < kHugePage) return ::operator new(bytes);
   const size_t size = mapped_size(bytes);
+  if (void* p = spare.take(size)) return p;
   // Over-map by one huge page so that the region can start on a boundary.
   void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -35,7 +75,7 @@ void huge_free(void* p, size_t bytes) {
     ::operator delete(p);
     return;
   }
-  ::munmap(p, mapped_size(bytes));
+  if (!spare.keep(p, mapped_size(bytes))) ::munmap(p, mapped_size(bytes));
 }
 
 }  // namespace scipis

@@ -10,11 +10,11 @@
 namespace scipis {
 
 namespace {
-constexpr size_t kSlotBytes = sizeof(TermEntry*) + 1;
+constexpr size_t kSlotBytes = sizeof(uint64_t) + sizeof(TermEntry*) + 1;
 // A guess of the index bytes one term takes (entry, bytes, TF array, slot),
 // used to size the table once instead of rehashing as it grows.
 constexpr uint64_t kBytesPerTermGuess = 256;
-constexpr size_t kFrontMax = size_t{1} << 15;
+constexpr size_t kFrontMax = size_t{1} << 14;
 constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
 }  // namespace
 
@@ -24,21 +24,21 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
       sketch_(sketch),
       arena_(std::min<size_t>(kHugePage, std::max<size_t>(4096, budget / 32))) {
   size_t front = 64;
-  while (front < kFrontMax && front * sizeof(TermEntry*) * 64 < budget_) front *= 2;
-  front_.assign(front, nullptr);
+  while (front < kFrontMax && front * sizeof(Front) * 64 < budget_) front *= 2;
+  front_.assign(front, Front{0, nullptr});
   front_mask_ = front - 1;
   reserve();
 }
 
 void TfIdfIndex::reserve() {
   const size_t terms = static_cast<size_t>(budget_ / kBytesPerTermGuess);
-  set_.reserve(terms);
+  table_.reserve(terms);
   order_.reserve(terms);
 }
 
 TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
   auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + k.n));
-  *e = TermEntry{k.hash, k.prefix, nullptr, static_cast<uint32_t>(k.n), 0,
+  *e = TermEntry{k.hash, k.prefix, nullptr, nullptr, static_cast<uint32_t>(k.n), 0,
                  UINT32_MAX, 0, nullptr, nullptr};
   std::memcpy(e + 1, k.p, k.n);
   order_.push_back(e);
@@ -47,8 +47,14 @@ TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
 }
 
 TermEntry* TfIdfIndex::lookup(const TermKey& k) {
-  auto it = set_.lazy_emplace(k, [&](const auto& construct) { construct(make_entry(k)); });
-  return *it;
+  auto [it, inserted] = table_.try_emplace(k.hash, nullptr);
+  if (!inserted) {
+    if (TermEntry* e = among(it->second, k)) return e;
+  }
+  TermEntry* e = make_entry(k);
+  e->same_hash = it->second;
+  it->second = e;
+  return e;
 }
 
 void TfIdfIndex::start_document(TermEntry* e, uint32_t rel) {
@@ -77,19 +83,19 @@ void TfIdfIndex::start_document(TermEntry* e, uint32_t rel) {
 }
 
 size_t TfIdfIndex::memory() const {
-  return arena_.bytes() + set_.capacity() * kSlotBytes + front_.size() * sizeof(TermEntry*) +
+  return arena_.bytes() + table_.capacity() * kSlotBytes + front_.size() * sizeof(Front) +
          order_.capacity() * sizeof(TermEntry*);
 }
 
 bool TfIdfIndex::full() const {
-  if (set_.empty()) return false;
+  if (table_.empty()) return false;
   // Relative seqs are 32-bit.
   if (last_rel_ >= kMaxRelSeq - 1) return true;
   const size_t mem = memory();
   if (mem * 10 >= budget_ * 9) return true;
   size_t grow = 0;
-  const size_t cap = set_.capacity();
-  if (set_.size() + 1 > cap - cap / 8) grow += (cap + 1) * kSlotBytes;
+  const size_t cap = table_.capacity();
+  if (table_.size() + 1 > cap - cap / 8) grow += (cap + 1) * kSlotBytes;
   if (order_.size() == order_.capacity())
     grow += std::max<size_t>(order_.capacity(), 1) * sizeof(TermEntry*);
   if (grow && mem + grow > budget_) return true;
@@ -195,14 +201,15 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
 }
 
 void TfIdfIndex::clear() {
-  set_.clear();
+  table_.clear();
   order_.clear();
   arena_.reset();
   postings_ = 0;
   last_rel_ = 0;
   prev_ = nullptr;
   base_seq_ = UINT64_MAX;
-  std::fill(front_.begin(), front_.end(), nullptr);
+  std::fill(front_.begin(), front_.end(), Front{0, nullptr});
+  epoch_++;
   reserve();
 }
 

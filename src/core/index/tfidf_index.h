@@ -5,11 +5,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "index/arena.h"
 #include "index/distinct_terms.h"
 #include "index/huge_pages.h"
@@ -33,6 +34,7 @@ struct TermEntry {
   // The term that followed this one last time. Log lines repeat their
   // templates, so checking it first skips most hash probes.
   TermEntry* next_hint;
+  TermEntry* same_hash;  // another term with this 64-bit hash (rare)
   uint32_t len;
   uint32_t df;
   // The append cache: the document being counted (relative seq) and its
@@ -45,12 +47,15 @@ struct TermEntry {
   std::string_view term() const { return {bytes(), len}; }
 };
 
-// A token about to be counted: its bytes, first word and hash.
+// A token about to be counted: its bytes, first word and hash, and what
+// resolve() found for it ahead of time.
 struct TermKey {
   const char* p;
   size_t n;
   uint64_t prefix;
   uint64_t hash;
+  TermEntry* found = nullptr;  // the table's entries with this hash
+  uint64_t epoch = 0;          // of the index when found was looked up
   static TermKey of(std::string_view t) {
     uint64_t pre = token_prefix(t.data(), t.size());
     return {t.data(), t.size(), pre, token_hash(t.data(), t.size(), pre)};
@@ -64,20 +69,10 @@ inline bool same_term(const TermEntry* e, const TermKey& k) {
   return std::memcmp(e->bytes() + 8, k.p + 8, k.n - 8) == 0;
 }
 
-struct TermHash {
-  using is_transparent = void;
-  size_t operator()(const TermEntry* e) const { return e->hash; }
-  size_t operator()(const TermKey& k) const { return k.hash; }
-};
-
-struct TermEq {
-  using is_transparent = void;
-  static bool same(const TermEntry* e, const TermKey& k) {
-    return e->hash == k.hash && same_term(e, k);
-  }
-  bool operator()(const TermEntry* a, const TermEntry* b) const { return a == b; }
-  bool operator()(const TermEntry* a, const TermKey& k) const { return same(a, k); }
-  bool operator()(const TermKey& k, const TermEntry* a) const { return same(a, k); }
+// The table is keyed by the 64-bit hash itself, so a probe compares keys
+// in the table's own memory and never has to wait for an entry.
+struct HashIsKey {
+  size_t operator()(uint64_t h) const { return h; }
 };
 
 class TfIdfIndex {
@@ -95,12 +90,13 @@ class TfIdfIndex {
     if (h && same_term(h, k)) {
       e = h;
     } else {
-      TermEntry*& f = front_[k.hash & front_mask_];
-      if (f && f->hash == k.hash && same_term(f, k)) {
-        e = f;
+      Front& f = front_[k.hash & front_mask_];
+      if (f.hash == k.hash && f.e && same_term(f.e, k)) {
+        e = f.e;
       } else {
-        e = lookup(k);
-        f = e;
+        e = k.epoch == epoch_ ? among(k.found, k) : nullptr;
+        if (!e) e = lookup(k);
+        f = Front{k.hash, e};
       }
       if (prev_) prev_->next_hint = e;
     }
@@ -113,17 +109,30 @@ class TfIdfIndex {
     }
     start_document(e, rel);
   }
-  // Starts loading the table memory a later add of this key will touch,
-  // so that the cache misses of many lookups overlap.
+  // Work ahead of add, in stages, so that the cache misses of many tokens
+  // overlap: stage 1 prefetches the key's front-cache slot and table
+  // memory; stage 2 (later) finds the key's entries without touching them
+  // and prefetches the entry add will read.
   void prefetch(const TermKey& k) const {
-    const TermEntry* f = front_[k.hash & front_mask_];
-    if (f) __builtin_prefetch(f);
-    set_.prefetch(k);
+    __builtin_prefetch(&front_[k.hash & front_mask_]);
+    table_.prefetch(k.hash);
+  }
+  void resolve(TermKey& k) const {
+    const Front& f = front_[k.hash & front_mask_];
+    if (f.hash == k.hash && f.e) {
+      __builtin_prefetch(f.e);
+      return;
+    }
+    auto it = table_.find(k.hash);
+    if (it == table_.end()) return;
+    k.found = it->second;
+    k.epoch = epoch_;
+    __builtin_prefetch(k.found);
   }
   // True when the index holds 90% of its budget, or the next term could
   // grow its tables past it.
   bool full() const;
-  bool empty() const { return set_.empty(); }
+  bool empty() const { return table_.empty(); }
   size_t memory() const;
   // Serialises into a TF data file and split_factor metadata files.
   void serialise(int split_factor, std::string& data,
@@ -131,6 +140,15 @@ class TfIdfIndex {
   void clear();
 
  private:
+  struct Front {
+    uint64_t hash;
+    TermEntry* e;
+  };
+  static TermEntry* among(TermEntry* e, const TermKey& k) {
+    for (; e; e = e->same_hash)
+      if (same_term(e, k)) return e;
+    return nullptr;
+  }
   TermEntry* lookup(const TermKey& k);
   TermEntry* make_entry(const TermKey& k);
   void start_document(TermEntry* e, uint32_t rel);
@@ -141,12 +159,16 @@ class TfIdfIndex {
   int depth_;
   DistinctTerms* sketch_;
   Arena arena_;
-  absl::flat_hash_set<TermEntry*, TermHash, TermEq, HugePageAllocator<TermEntry*>> set_;
-  std::vector<TermEntry*, HugePageAllocator<TermEntry*>> order_;
+  absl::flat_hash_map<uint64_t, TermEntry*, HashIsKey, std::equal_to<uint64_t>,
+                      HugePageAllocator<std::pair<const uint64_t, TermEntry*>>>
+      table_;
+  std::vector<TermEntry*, HugePageAllocator<TermEntry*>> order_;  // as allocated: serialised in this order
   // Direct-mapped by hash: the entries of the document's recent terms,
   // checked before the table (one load instead of a probe).
-  std::vector<TermEntry*> front_;
-  size_t front_mask_;  // entries as allocated: serialised in this order
+  std::vector<Front> front_;
+  size_t front_mask_;
+  // Bumped by clear(): a TermKey resolved before a flush is not trusted.
+  uint64_t epoch_ = 1;
   uint64_t postings_ = 0;
   uint32_t last_rel_ = 0;
   TermEntry* prev_ = nullptr;

@@ -246,9 +246,11 @@ void Pipeline::indexer_loop(int id) {
         size_t batched = 0;
         auto count_batch = [&] {
           constexpr size_t kAhead = 16;
-          for (size_t i = 0; i < batched && i < kAhead; i++) tf.prefetch(batch[i]);
+          for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.prefetch(batch[i]);
+          for (size_t i = 0; i < batched && i < kAhead; i++) tf.resolve(batch[i]);
           for (size_t i = 0; i < batched; i++) {
-            if (i + kAhead < batched) tf.prefetch(batch[i + kAhead]);
+            if (i + 2 * kAhead < batched) tf.prefetch(batch[i + 2 * kAhead]);
+            if (i + kAhead < batched) tf.resolve(batch[i + kAhead]);
             tf.add(batch[i], cur.seq);
             if ((++since_check & 31) == 0 && tf.full()) flush();
           }
@@ -259,7 +261,7 @@ void Pipeline::indexer_loop(int id) {
           const uint64_t pre = reinterpret_cast<const unsigned char*>(s) <= safe_end
                                    ? token_prefix_unsafe(s, n)
                                    : token_prefix(s, n);
-          batch[batched++] = TermKey{s, n, pre, token_hash(s, n, pre)};
+          batch[batched++] = TermKey{s, n, pre, token_hash(s, n, pre), nullptr, 0};
           if (batched == kBatch) count_batch();
         });
         count_batch();

@@ -121,27 +121,25 @@ inline uint64_t token_prefix_unsafe(const char* p, size_t n) {
   return n >= 8 ? v : v & ((uint64_t{1} << (8 * n)) - 1);
 }
 
-// An in-memory hash for short keys (tokens): word-at-a-time multiply and
-// xor-shift, finished with MurmurHash3's fmix64; prefix is token_prefix of
-// the same bytes. Not stored on disk.
+// 64x64 -> 128-bit multiply, folded: the mixing step of wyhash.
+inline uint64_t mul_fold(uint64_t a, uint64_t b) {
+  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+}
+
+// An in-memory hash for short keys (tokens), one folded multiply per word
+// as in wyhash; prefix is token_prefix of the same bytes. Not stored on
+// disk.
 inline uint64_t token_hash(const char* p, size_t n, uint64_t prefix) {
-  constexpr uint64_t kMul = 0x9FB21C651E98DF25ull;
-  uint64_t h = (prefix ^ 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full)) * kMul;
+  constexpr uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull,
+                     k2 = 0x8ebc6af09c88c6e3ull;
+  uint64_t h = n * k2;
   if (n > 8) {
-    h ^= h >> 29;
     size_t i = 8;
-    for (; i + 8 < n; i += 8) {
-      h = (h ^ load_u64(p + i)) * kMul;
-      h ^= h >> 29;
-    }
-    h = (h ^ load_u64(p + n - 8)) * kMul;  // the last word, overlapping
+    for (; i + 8 < n; i += 8) h = mul_fold(h ^ load_u64(p + i) ^ k0, k1);
+    h ^= load_u64(p + n - 8);  // the last word, overlapping
   }
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDull;
-  h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ull;
-  h ^= h >> 33;
-  return h;
+  return mul_fold(prefix ^ k0, h ^ k1);
 }
 inline uint64_t token_hash(const char* p, size_t n) {
   return token_hash(p, n, token_prefix(p, n));
