@@ -90,14 +90,9 @@ class TfIdfIndex {
     if (h && same_term(h, k)) {
       e = h;
     } else {
-      Front& f = front_[k.hash & front_mask_];
-      if (f.hash == k.hash && f.e && same_term(f.e, k)) {
-        e = f.e;
-      } else {
-        e = k.epoch == epoch_ ? among(k.found, k) : nullptr;
-        if (!e) e = lookup(k);
-        f = Front{k.hash, e};
-      }
+      e = k.epoch == epoch_ ? among(k.found, k) : nullptr;
+      if (!e) e = lookup(k);
+      front_[k.hash & front_mask_] = Front{k.hash, e};
       if (prev_) prev_->next_hint = e;
     }
     prev_ = e;
@@ -109,24 +104,30 @@ class TfIdfIndex {
     }
     start_document(e, rel);
   }
-  // Work ahead of add, in stages, so that the cache misses of many tokens
-  // overlap: stage 1 prefetches the key's front-cache slot and table
-  // memory; stage 2 (later) finds the key's entries without touching them
-  // and prefetches the entry add will read.
-  void prefetch(const TermKey& k) const {
+  // Work ahead of add, in three stages, so that the cache misses of many
+  // tokens overlap: 1 prefetches the key's front-cache slot; 2 reads it
+  // and, when it names another term, prefetches the table memory; 3 finds
+  // the key's entries there without touching them. Stages 2 and 3
+  // prefetch the entry add will read.
+  void prefetch_front(const TermKey& k) const {
     __builtin_prefetch(&front_[k.hash & front_mask_]);
-    table_.prefetch(k.hash);
   }
-  void resolve(TermKey& k) const {
+  void check_front(TermKey& k) const {
     const Front& f = front_[k.hash & front_mask_];
+    k.epoch = epoch_;
     if (f.hash == k.hash && f.e) {
+      k.found = f.e;
       __builtin_prefetch(f.e);
-      return;
+    } else {
+      k.found = nullptr;
+      table_.prefetch(k.hash);
     }
+  }
+  void find(TermKey& k) const {
+    if (k.found || k.epoch != epoch_) return;
     auto it = table_.find(k.hash);
     if (it == table_.end()) return;
     k.found = it->second;
-    k.epoch = epoch_;
     __builtin_prefetch(k.found);
   }
   // True when the index holds 90% of its budget, or the next term could

@@ -245,12 +245,14 @@ void Pipeline::indexer_loop(int id) {
         const unsigned char* safe_end = m->buffer + pool_->buffer_bytes() - 8;
         size_t batched = 0;
         auto count_batch = [&] {
-          constexpr size_t kAhead = 16;
-          for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.prefetch(batch[i]);
-          for (size_t i = 0; i < batched && i < kAhead; i++) tf.resolve(batch[i]);
+          constexpr size_t kAhead = 8;
+          for (size_t i = 0; i < batched && i < 3 * kAhead; i++) tf.prefetch_front(batch[i]);
+          for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.check_front(batch[i]);
+          for (size_t i = 0; i < batched && i < kAhead; i++) tf.find(batch[i]);
           for (size_t i = 0; i < batched; i++) {
-            if (i + 2 * kAhead < batched) tf.prefetch(batch[i + 2 * kAhead]);
-            if (i + kAhead < batched) tf.resolve(batch[i + kAhead]);
+            if (i + 3 * kAhead < batched) tf.prefetch_front(batch[i + 3 * kAhead]);
+            if (i + 2 * kAhead < batched) tf.check_front(batch[i + 2 * kAhead]);
+            if (i + kAhead < batched) tf.find(batch[i + kAhead]);
             tf.add(batch[i], cur.seq);
             if ((++since_check & 31) == 0 && tf.full()) flush();
           }
