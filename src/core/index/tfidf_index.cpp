@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "index/radix_sort.h"
 #include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -121,8 +122,11 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
   char* const base = data.data();
   char* out = base + kHeaderSize;
   std::vector<uint32_t> per_split(sf + 1, 0);
+  std::vector<size_t> split_bytes(sf, 0);  // bound of each split's entries
   for (size_t i = 0; i < n; i++) {
     const TermEntry* e = order_[i];
+    // Entries are read in order, but their TF arrays lie anywhere.
+    if (i + 8 < n && order_[i + 8]->head) __builtin_prefetch(order_[i + 8]->head);
     char* const start = out;
     out = write_varint(out, e->df);
     uint64_t prev = 0;
@@ -140,9 +144,10 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
     out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
     const uint64_t h = fnv1a(e->term());
     const uint32_t split = static_cast<uint32_t>(h % sf);
-    items[i] = {h, static_cast<uint64_t>(start - base),
-                static_cast<uint32_t>(out - start), split, e};
+    items[i] = {h, static_cast<uint64_t>(start - base), static_cast<uint32_t>(out - start),
+                split, e};
     per_split[split + 1]++;
+    split_bytes[split] += 1 + e->len + 10 + 10 + 5;
   }
   data.resize(static_cast<size_t>(out - base));
   {
@@ -153,34 +158,42 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
     std::memcpy(data.data(), header.data(), kHeaderSize);
   }
 
-  // Dictionary order: by split (a counting sort), then by hash and term.
+  // Dictionary order: by split (a counting sort), then by hash (a radix
+  // sort), then by term where hashes tie.
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
-  std::vector<Item> sorted(n);
+  std::vector<KeyIndex> order(n), scratch(n);
   {
     std::vector<uint32_t> at(per_split.begin(), per_split.end() - 1);
-    for (const Item& it : items) sorted[at[it.split]++] = it;
+    for (size_t i = 0; i < n; i++)
+      order[at[items[i].split]++] = KeyIndex{items[i].hash, static_cast<uint32_t>(i)};
   }
-  items.clear();
-  items.shrink_to_fit();
   metas.assign(sf, std::string());
   for (size_t s = 0; s < sf; s++) {
-    Item* first = sorted.data() + per_split[s];
-    Item* last = sorted.data() + per_split[s + 1];
-    std::sort(first, last, [](const Item& a, const Item& b) {
-      if (a.hash != b.hash) return a.hash < b.hash;
-      return a.e->term() < b.e->term();
-    });
+    KeyIndex* first = order.data() + per_split[s];
+    KeyIndex* last = order.data() + per_split[s + 1];
+    radix_sort(first, static_cast<size_t>(last - first), scratch.data());
+    for (KeyIndex* run = first; run != last;) {
+      KeyIndex* end = run + 1;
+      while (end != last && end->key == run->key) ++end;
+      if (end - run > 1)
+        std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
+          return items[x.index].e->term() < items[y.index].e->term();
+        });
+      run = end;
+    }
     const size_t count = static_cast<size_t>(last - first);
-    size_t bound = count * 4;
-    for (const Item* it = first; it != last; ++it) bound += 1 + it->e->len + 10 + 10 + 5;
+    const size_t bound = count * 4 + split_bytes[s];
     std::string& m = metas[s];
     m.assign(kHeaderSize + bound, '\0');
     char* const body = m.data() + kHeaderSize;
     char* offs = body;
     char* const entries = body + count * 4;
     char* w = entries;
-    for (const Item* it = first; it != last; ++it) {
-      if (it + 8 < last) __builtin_prefetch(it[8].e);
+    for (const KeyIndex* k = first; k != last; ++k) {
+      // Items and entries are read in hash order: prefetch both, ahead.
+      if (k + 16 < last) __builtin_prefetch(&items[k[16].index]);
+      if (k + 8 < last) __builtin_prefetch(items[k[8].index].e);
+      const Item* it = &items[k->index];
       offs = write_u32(offs, static_cast<uint32_t>(w - entries));
       *w++ = static_cast<char>(it->e->len);
       std::memcpy(w, it->e->bytes(), it->e->len);
