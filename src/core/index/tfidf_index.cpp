@@ -15,7 +15,7 @@ constexpr size_t kSlotBytes = sizeof(uint64_t) + sizeof(TermEntry*) + 1;
 // A guess of the index bytes one term takes (entry, bytes, TF array, slot),
 // used to size the table once instead of rehashing as it grows.
 constexpr uint64_t kBytesPerTermGuess = 256;
-constexpr size_t kFrontMax = size_t{1} << 14;
+constexpr size_t kFrontMax = size_t{1} << 15;
 constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
 }  // namespace
 
@@ -25,8 +25,8 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
       sketch_(sketch),
       arena_(std::min<size_t>(kHugePage, std::max<size_t>(4096, budget / 32))) {
   size_t front = 64;
-  while (front < kFrontMax && front * sizeof(Front) * 64 < budget_) front *= 2;
-  front_.assign(front, Front{0, nullptr});
+  while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
+  front_.assign(front, 0);
   front_mask_ = front - 1;
   reserve();
 }
@@ -39,7 +39,7 @@ void TfIdfIndex::reserve() {
 
 TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
   auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + k.n));
-  *e = TermEntry{k.hash, k.prefix, nullptr, nullptr, static_cast<uint32_t>(k.n), 0,
+  *e = TermEntry{k.prefix, nullptr, nullptr, static_cast<uint32_t>(k.n), 0,
                  UINT32_MAX, 0, nullptr, nullptr};
   std::memcpy(e + 1, k.p, k.n);
   order_.push_back(e);
@@ -84,7 +84,7 @@ void TfIdfIndex::start_document(TermEntry* e, uint32_t rel) {
 }
 
 size_t TfIdfIndex::memory() const {
-  return arena_.bytes() + table_.capacity() * kSlotBytes + front_.size() * sizeof(Front) +
+  return arena_.bytes() + table_.capacity() * kSlotBytes + front_.size() * sizeof(uint64_t) +
          order_.capacity() * sizeof(TermEntry*);
 }
 
@@ -221,7 +221,7 @@ void TfIdfIndex::clear() {
   last_rel_ = 0;
   prev_ = nullptr;
   base_seq_ = UINT64_MAX;
-  std::fill(front_.begin(), front_.end(), Front{0, nullptr});
+  std::fill(front_.begin(), front_.end(), 0);
   epoch_++;
   reserve();
 }

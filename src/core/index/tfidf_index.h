@@ -29,7 +29,6 @@ struct TfChunk {
 // A term's bytes follow its entry in the arena. The first word and the
 // length sit in the entry, so most comparisons read one cache line.
 struct TermEntry {
-  uint64_t hash;
   uint64_t prefix;  // token_prefix of the term
   // The term that followed this one last time. Log lines repeat their
   // templates, so checking it first skips most hash probes.
@@ -92,7 +91,7 @@ class TfIdfIndex {
     } else {
       e = k.epoch == epoch_ ? among(k.found, k) : nullptr;
       if (!e) e = lookup(k);
-      front_[k.hash & front_mask_] = Front{k.hash, e};
+      front_[k.hash & front_mask_] = front_slot(k.hash, e);
       if (prev_) prev_->next_hint = e;
     }
     prev_ = e;
@@ -113,11 +112,11 @@ class TfIdfIndex {
     __builtin_prefetch(&front_[k.hash & front_mask_]);
   }
   void check_front(TermKey& k) const {
-    const Front& f = front_[k.hash & front_mask_];
+    const uint64_t f = front_[k.hash & front_mask_];
     k.epoch = epoch_;
-    if (f.hash == k.hash && f.e) {
-      k.found = f.e;
-      __builtin_prefetch(f.e);
+    if (f && (f >> kPointerBits) == (k.hash >> kPointerBits)) {
+      k.found = reinterpret_cast<TermEntry*>(f & kPointerMask);
+      __builtin_prefetch(k.found);
     } else {
       k.found = nullptr;
       table_.prefetch(k.hash);
@@ -141,10 +140,15 @@ class TfIdfIndex {
   void clear();
 
  private:
-  struct Front {
-    uint64_t hash;
-    TermEntry* e;
-  };
+  // A front-cache slot packs the top 16 bits of the hash (a tag) above a
+  // 48-bit user-space pointer: 8 bytes, so that twice as many fit in cache.
+  static constexpr int kPointerBits = 48;
+  static constexpr uint64_t kPointerMask = (uint64_t{1} << kPointerBits) - 1;
+  static uint64_t front_slot(uint64_t hash, const TermEntry* e) {
+    const auto p = reinterpret_cast<uintptr_t>(e);
+    if (p >> kPointerBits) return 0;  // not cached (no such address today)
+    return (hash >> kPointerBits << kPointerBits) | p;
+  }
   static TermEntry* among(TermEntry* e, const TermKey& k) {
     for (; e; e = e->same_hash)
       if (same_term(e, k)) return e;
@@ -166,7 +170,7 @@ class TfIdfIndex {
   std::vector<TermEntry*, HugePageAllocator<TermEntry*>> order_;  // as allocated: serialised in this order
   // Direct-mapped by hash: the entries of the document's recent terms,
   // checked before the table (one load instead of a probe).
-  std::vector<Front> front_;
+  std::vector<uint64_t> front_;
   size_t front_mask_;
   // Bumped by clear(): a TermKey resolved before a flush is not trusted.
   uint64_t epoch_ = 1;
