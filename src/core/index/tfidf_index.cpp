@@ -39,7 +39,7 @@ void TfIdfIndex::reserve() {
 
 TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
   auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + k.n));
-  *e = TermEntry{k.prefix, nullptr, nullptr, static_cast<uint32_t>(k.n), 0,
+  *e = TermEntry{k.prefix, nullptr, static_cast<uint32_t>(k.n), 0,
                  UINT32_MAX, 0, nullptr, nullptr};
   std::memcpy(e + 1, k.p, k.n);
   order_.push_back(e);
@@ -58,7 +58,7 @@ TermEntry* TfIdfIndex::lookup(const TermKey& k) {
   return e;
 }
 
-void TfIdfIndex::start_document(TermEntry* e, uint32_t rel) {
+void TfIdfIndex::start_document(TermEntry* e, uint32_t rel, uint32_t count) {
   if (e->cur_tf) {
     if (!e->tail || e->tail->fill == static_cast<uint32_t>(depth_)) {
       auto* c = static_cast<TfChunk*>(
@@ -77,7 +77,7 @@ void TfIdfIndex::start_document(TermEntry* e, uint32_t rel) {
     s[depth_ + slot] = e->cur_tf;
   }
   e->cur_seq = rel;
-  e->cur_tf = 1;
+  e->cur_tf = count;
   e->df++;
   postings_++;
   if (rel > last_rel_) last_rel_ = rel;
@@ -219,7 +219,6 @@ void TfIdfIndex::clear() {
   arena_.reset();
   postings_ = 0;
   last_rel_ = 0;
-  prev_ = nullptr;
   base_seq_ = UINT64_MAX;
   std::fill(front_.begin(), front_.end(), 0);
   epoch_++;

@@ -30,9 +30,6 @@ struct TfChunk {
 // length sit in the entry, so most comparisons read one cache line.
 struct TermEntry {
   uint64_t prefix;  // token_prefix of the term
-  // The term that followed this one last time. Log lines repeat their
-  // templates, so checking it first skips most hash probes.
-  TermEntry* next_hint;
   TermEntry* same_hash;  // another term with this 64-bit hash (rare)
   uint32_t len;
   uint32_t df;
@@ -79,29 +76,23 @@ class TfIdfIndex {
   // sketch, when given, sees the hash of every term new to this index.
   TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch = nullptr);
 
-  // Counts one occurrence of a term in document seq. Documents arrive in
-  // ascending seq; a repeated term of the same document hits the append
-  // cache and only increments its count.
-  void add(std::string_view term, uint64_t seq) { add(TermKey::of(term), seq); }
-  void add(const TermKey& k, uint64_t seq) {
-    TermEntry* h = prev_ ? prev_->next_hint : nullptr;
-    TermEntry* e;
-    if (h && same_term(h, k)) {
-      e = h;
-    } else {
-      e = k.epoch == epoch_ ? among(k.found, k) : nullptr;
-      if (!e) e = lookup(k);
-      front_[k.hash & front_mask_] = front_slot(k.hash, e);
-      if (prev_) prev_->next_hint = e;
-    }
-    prev_ = e;
+  // Counts count occurrences of a term in document seq. Documents arrive
+  // in ascending seq; a term seen again in the same document hits the
+  // append cache and only adds to its count.
+  void add(std::string_view term, uint64_t seq, uint32_t count = 1) {
+    add(TermKey::of(term), seq, count);
+  }
+  void add(const TermKey& k, uint64_t seq, uint32_t count = 1) {
+    TermEntry* e = k.epoch == epoch_ ? among(k.found, k) : nullptr;
+    if (!e) e = lookup(k);
+    front_[k.hash & front_mask_] = front_slot(k.hash, e);
     if (base_seq_ == UINT64_MAX) base_seq_ = seq;
     const uint32_t rel = static_cast<uint32_t>(seq - base_seq_);
     if (e->cur_seq == rel) {
-      e->cur_tf++;
+      e->cur_tf += count;
       return;
     }
-    start_document(e, rel);
+    start_document(e, rel, count);
   }
   // Work ahead of add, in three stages, so that the cache misses of many
   // tokens overlap: 1 prefetches the key's front-cache slot; 2 reads it
@@ -156,7 +147,7 @@ class TfIdfIndex {
   }
   TermEntry* lookup(const TermKey& k);
   TermEntry* make_entry(const TermKey& k);
-  void start_document(TermEntry* e, uint32_t rel);
+  void start_document(TermEntry* e, uint32_t rel, uint32_t count);
   uint32_t* seqs(TfChunk* c) const { return reinterpret_cast<uint32_t*>(c + 1); }
   void reserve();
 
@@ -176,7 +167,6 @@ class TfIdfIndex {
   uint64_t epoch_ = 1;
   uint64_t postings_ = 0;
   uint32_t last_rel_ = 0;
-  TermEntry* prev_ = nullptr;
   uint64_t base_seq_ = UINT64_MAX;  // seqs stored relative to the first
 };
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "index/block_counter.h"
 #include "index/path_index.h"
 #include "index/segment_format.h"
 #include "index/tfidf_index.h"
@@ -217,6 +218,8 @@ void Pipeline::indexer_loop(int id) {
   uint32_t since_check = 0;
   constexpr size_t kBatch = 128;
   TermKey batch[kBatch];
+  uint32_t counts[kBatch];
+  BlockCounter counter;
 
   auto flush = [&] {
     FlushJob job;
@@ -240,33 +243,45 @@ void Pipeline::indexer_loop(int id) {
         cur_path = std::move(m->path);
         break;
       case ReadMsg::kBlock: {
-        // Tokens are counted in batches: the table slots of a whole batch
-        // are prefetched before the first add, so their misses overlap.
+        // Tokens are counted in the block counter first; its distinct terms
+        // then reach the index in batches whose lookups are worked ahead
+        // (see TfIdfIndex::prefetch_front), so that their misses overlap.
+        const char* base = reinterpret_cast<const char*>(m->data);
         const unsigned char* safe_end = m->buffer + pool_->buffer_bytes() - 8;
-        size_t batched = 0;
-        auto count_batch = [&] {
-          constexpr size_t kAhead = 8;
-          for (size_t i = 0; i < batched && i < 3 * kAhead; i++) tf.prefetch_front(batch[i]);
-          for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.check_front(batch[i]);
-          for (size_t i = 0; i < batched && i < kAhead; i++) tf.find(batch[i]);
-          for (size_t i = 0; i < batched; i++) {
-            if (i + 3 * kAhead < batched) tf.prefetch_front(batch[i + 3 * kAhead]);
-            if (i + 2 * kAhead < batched) tf.check_front(batch[i + 2 * kAhead]);
-            if (i + kAhead < batched) tf.find(batch[i + kAhead]);
-            tf.add(batch[i], cur.seq);
-            if ((++since_check & 31) == 0 && tf.full()) flush();
-          }
-          cur.tokens += batched;
-          batched = 0;
+        auto drain = [&] {
+          size_t batched = 0;
+          auto add_batch = [&] {
+            constexpr size_t kAhead = 8;
+            for (size_t i = 0; i < batched && i < 3 * kAhead; i++) tf.prefetch_front(batch[i]);
+            for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.check_front(batch[i]);
+            for (size_t i = 0; i < batched && i < kAhead; i++) tf.find(batch[i]);
+            for (size_t i = 0; i < batched; i++) {
+              if (i + 3 * kAhead < batched) tf.prefetch_front(batch[i + 3 * kAhead]);
+              if (i + 2 * kAhead < batched) tf.check_front(batch[i + 2 * kAhead]);
+              if (i + kAhead < batched) tf.find(batch[i + kAhead]);
+              tf.add(batch[i], cur.seq, counts[i]);
+              if ((++since_check & 31) == 0 && tf.full()) flush();
+            }
+            batched = 0;
+          };
+          counter.drain(base, [&](const char* s, size_t n, uint64_t pre, uint32_t count) {
+            batch[batched] = TermKey{s, n, pre, token_hash(s, n, pre), nullptr, 0};
+            counts[batched++] = count;
+            if (batched == kBatch) add_batch();
+          });
+          add_batch();
         };
+        uint64_t tokens = 0;
         tokenizer_.tokenize_in_place(m->data, m->len, [&](const char* s, size_t n) {
           const uint64_t pre = reinterpret_cast<const unsigned char*>(s) <= safe_end
                                    ? token_prefix_unsafe(s, n)
                                    : token_prefix(s, n);
-          batch[batched++] = TermKey{s, n, pre, token_hash(s, n, pre), nullptr, 0};
-          if (batched == kBatch) count_batch();
+          counter.add(base, s, n, pre, token_hash(s, n, pre));
+          tokens++;
+          if (counter.full()) drain();
         });
-        count_batch();
+        drain();
+        cur.tokens += tokens;
         pool_->release(m->buffer);
         break;
       }
