@@ -36,13 +36,15 @@ class BlockCounter {
         return;
       }
       if (s.tag == tag && s.prefix == prefix &&
-          (n <= 8 || std::memcmp(base + s.offset + 8, p + 8, n - 8) == 0)) {
+          (n <= 8 || same_tail(base + s.offset, p, n))) {
         counts_[i]++;
         return;
       }
       i = (i + 1) & mask_;
     }
   }
+  // Loads the slot a later add of this hash starts at.
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
   bool full() const { return used_.size() >= slots_.size() / 2; }
   bool empty() const { return used_.empty(); }
 
@@ -59,6 +61,11 @@ class BlockCounter {
   }
 
  private:
+  // Bytes [8, n) of two tokens of equal length n > 8.
+  static bool same_tail(const char* a, const char* b, size_t n) {
+    if (n <= 16) return load_u64(a + n - 8) == load_u64(b + n - 8);
+    return std::memcmp(a + 8, b + 8, n - 8) == 0;
+  }
   struct Slot {
     uint64_t prefix;
     uint32_t tag;     // 0: empty

@@ -220,6 +220,13 @@ void Pipeline::indexer_loop(int id) {
   TermKey batch[kBatch];
   uint32_t counts[kBatch];
   BlockCounter counter;
+  struct Tok {
+    const char* p;
+    size_t n;
+    uint64_t prefix, hash;
+  };
+  constexpr size_t kToks = 64;
+  Tok toks[kToks];
 
   auto flush = [&] {
     FlushJob job;
@@ -271,15 +278,30 @@ void Pipeline::indexer_loop(int id) {
           });
           add_batch();
         };
+        // Tokens reach the counter in small batches, its slots prefetched
+        // a few tokens ahead.
         uint64_t tokens = 0;
+        size_t pending = 0;
+        auto count_pending = [&] {
+          constexpr size_t kAhead = 8;
+          for (size_t i = 0; i < pending && i < kAhead; i++) counter.prefetch(toks[i].hash);
+          for (size_t i = 0; i < pending; i++) {
+            if (i + kAhead < pending) counter.prefetch(toks[i + kAhead].hash);
+            const Tok& t = toks[i];
+            counter.add(base, t.p, t.n, t.prefix, t.hash);
+            if (counter.full()) drain();
+          }
+          tokens += pending;
+          pending = 0;
+        };
         tokenizer_.tokenize_in_place(m->data, m->len, [&](const char* s, size_t n) {
           const uint64_t pre = reinterpret_cast<const unsigned char*>(s) <= safe_end
                                    ? token_prefix_unsafe(s, n)
                                    : token_prefix(s, n);
-          counter.add(base, s, n, pre, token_hash(s, n, pre));
-          tokens++;
-          if (counter.full()) drain();
+          toks[pending++] = Tok{s, n, pre, token_hash(s, n, pre)};
+          if (pending == kToks) count_pending();
         });
+        count_pending();
         drain();
         cur.tokens += tokens;
         pool_->release(m->buffer);
