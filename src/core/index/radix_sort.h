@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace scipis {
 
@@ -13,15 +12,17 @@ struct KeyIndex {
   uint32_t index;
 };
 
-// Sorts [a, a+n) by key, stable; scratch must hold n elements.
+// Sorts [a, a+n) by key; scratch must hold n elements. The passes look at
+// the top 32 bits only; runs that tie there (few, for hashes) are finished
+// by comparison.
 inline void radix_sort(KeyIndex* a, size_t n, KeyIndex* scratch) {
   if (n < 2) return;
   size_t count[8][256] = {};
   for (size_t i = 0; i < n; i++)
-    for (int d = 0; d < 8; d++) count[d][(a[i].key >> (8 * d)) & 0xff]++;
+    for (int d = 4; d < 8; d++) count[d][(a[i].key >> (8 * d)) & 0xff]++;
   KeyIndex* from = a;
   KeyIndex* to = scratch;
-  for (int d = 0; d < 8; d++) {
+  for (int d = 4; d < 8; d++) {
     // A digit all keys share needs no pass.
     if (count[d][(a[0].key >> (8 * d)) & 0xff] == n) continue;
     size_t at[256];
@@ -37,6 +38,17 @@ inline void radix_sort(KeyIndex* a, size_t n, KeyIndex* scratch) {
   }
   if (from != a)
     for (size_t i = 0; i < n; i++) a[i] = from[i];
+  for (size_t i = 1; i < n; i++) {
+    // Insertion within runs of equal top halves.
+    if ((a[i].key >> 32) != (a[i - 1].key >> 32) || a[i].key >= a[i - 1].key) continue;
+    KeyIndex v = a[i];
+    size_t j = i;
+    while (j > 0 && (a[j - 1].key >> 32) == (v.key >> 32) && a[j - 1].key > v.key) {
+      a[j] = a[j - 1];
+      j--;
+    }
+    a[j] = v;
+  }
 }
 
 }  // namespace scipis

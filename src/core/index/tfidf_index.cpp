@@ -32,7 +32,8 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
 }
 
 void TfIdfIndex::reserve() {
-  const size_t terms = static_cast<size_t>(budget_ / kBytesPerTermGuess);
+  // The last flush shows how many terms this budget holds on this input.
+  const size_t terms = std::max(static_cast<size_t>(budget_ / kBytesPerTermGuess), last_terms_);
   table_.reserve(terms);
   order_.reserve(terms);
 }
@@ -214,6 +215,7 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
 }
 
 void TfIdfIndex::clear() {
+  last_terms_ = table_.size();
   table_.clear();
   order_.clear();
   arena_.reset();
