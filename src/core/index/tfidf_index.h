@@ -120,6 +120,10 @@ class TfIdfIndex {
     k.found = it->second;
     __builtin_prefetch(k.found);
   }
+  // Stage 4: the TF array a new document's count will be appended to.
+  void prefetch_tail(const TermKey& k) const {
+    if (k.found && k.epoch == epoch_ && k.found->tail) __builtin_prefetch(k.found->tail);
+  }
   // True when the index holds 90% of its budget, or the next term could
   // grow its tables past it.
   bool full() const;

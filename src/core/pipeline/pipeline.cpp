@@ -258,14 +258,16 @@ void Pipeline::indexer_loop(int id) {
         auto drain = [&] {
           size_t batched = 0;
           auto add_batch = [&] {
-            constexpr size_t kAhead = 8;
-            for (size_t i = 0; i < batched && i < 3 * kAhead; i++) tf.prefetch_front(batch[i]);
-            for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.check_front(batch[i]);
-            for (size_t i = 0; i < batched && i < kAhead; i++) tf.find(batch[i]);
+            constexpr size_t kAhead = 6;
+            for (size_t i = 0; i < batched && i < 4 * kAhead; i++) tf.prefetch_front(batch[i]);
+            for (size_t i = 0; i < batched && i < 3 * kAhead; i++) tf.check_front(batch[i]);
+            for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.find(batch[i]);
+            for (size_t i = 0; i < batched && i < kAhead; i++) tf.prefetch_tail(batch[i]);
             for (size_t i = 0; i < batched; i++) {
-              if (i + 3 * kAhead < batched) tf.prefetch_front(batch[i + 3 * kAhead]);
-              if (i + 2 * kAhead < batched) tf.check_front(batch[i + 2 * kAhead]);
-              if (i + kAhead < batched) tf.find(batch[i + kAhead]);
+              if (i + 4 * kAhead < batched) tf.prefetch_front(batch[i + 4 * kAhead]);
+              if (i + 3 * kAhead < batched) tf.check_front(batch[i + 3 * kAhead]);
+              if (i + 2 * kAhead < batched) tf.find(batch[i + 2 * kAhead]);
+              if (i + kAhead < batched) tf.prefetch_tail(batch[i + kAhead]);
               tf.add(batch[i], cur.seq, counts[i]);
               if ((++since_check & 31) == 0 && tf.full()) flush();
             }
