@@ -1,4 +1,4 @@
-// LSD radix sort of (64-bit key, 32-bit value) pairs by key: a flush sorts
+// LSD radix sort of (64-bit key, 64-bit value) pairs by key: a flush sorts
 // millions of term hashes, and eight linear passes beat n log n compares.
 #pragma once
 
@@ -9,7 +9,7 @@ namespace scipis {
 
 struct KeyIndex {
   uint64_t key;
-  uint32_t index;
+  uint64_t value;
 };
 
 // Sorts [a, a+n) by key; scratch must hold n elements. The passes look at

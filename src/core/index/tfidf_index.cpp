@@ -44,6 +44,7 @@ TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
                  UINT32_MAX, 0, nullptr, nullptr};
   std::memcpy(e + 1, k.p, k.n);
   order_.push_back(e);
+  term_bytes_ += k.n;
   if (sketch_) sketch_->add(k.hash);
   return e;
 }
@@ -107,31 +108,30 @@ bool TfIdfIndex::full() const {
 
 void TfIdfIndex::serialise(int split_factor, std::string& data,
                            std::vector<std::string>& metas) const {
-  struct Item {
-    uint64_t hash;  // FNV-1a: picks the split and orders the dictionary
-    uint64_t offset;
-    uint32_t len;
-    uint32_t split;
-    const TermEntry* e;
-  };
   const size_t n = order_.size();
   const uint64_t sf = static_cast<uint64_t>(split_factor);
-  std::vector<Item> items(n);
 
-  // Posting blocks in allocation order: the entries are read front to back.
+  // One pass over the entries in allocation order (front to back in
+  // memory) writes each term's posting block to data and its finished
+  // dictionary entry to staging; sorting then moves 16-byte keys only,
+  // and the dictionaries are assembled by copying entries out of staging.
   data.assign(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5), '\0');
   char* const base = data.data();
   char* out = base + kHeaderSize;
-  std::vector<uint32_t> per_split(sf + 1, 0);
-  std::vector<size_t> split_bytes(sf, 0);  // bound of each split's entries
+  std::string staging(n * (1 + 10 + 10 + 5) + term_bytes_, '\0');
+  char* st = staging.data();
+  std::vector<KeyIndex> keys(n);
+  std::vector<size_t> per_split(sf + 1, 0);
+  std::vector<size_t> split_bytes(sf, 0);
   for (size_t i = 0; i < n; i++) {
     const TermEntry* e = order_[i];
     // Entries are read in order, but their TF arrays lie anywhere.
-    if (i + 8 < n && order_[i + 8]->head) __builtin_prefetch(order_[i + 8]->head);
+    if (i + 16 < n && order_[i + 16]->head) __builtin_prefetch(order_[i + 16]->head);
     char* const start = out;
     out = write_varint(out, e->df);
     uint64_t prev = 0;
     for (const TfChunk* c = e->head; c; c = c->next) {
+      if (c->next) __builtin_prefetch(c->next);
       const uint32_t* s = reinterpret_cast<const uint32_t*>(c + 1);
       for (uint32_t j = 0; j < c->fill; j++) {
         const uint64_t seq = base_seq_ + s[j];
@@ -143,12 +143,21 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
     out = write_varint(out, base_seq_ + e->cur_seq - prev);
     out = write_varint(out, e->cur_tf);
     out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
+
+    char* const entry = st;
+    *st++ = static_cast<char>(e->len);
+    std::memcpy(st, e->bytes(), e->len);
+    st += e->len;
+    st = write_varint(st, static_cast<uint64_t>(start - base));
+    st = write_varint(st, static_cast<uint64_t>(out - start));
+    st = write_varint(st, e->df);
     const uint64_t h = fnv1a(e->term());
-    const uint32_t split = static_cast<uint32_t>(h % sf);
-    items[i] = {h, static_cast<uint64_t>(start - base), static_cast<uint32_t>(out - start),
-                split, e};
+    const size_t split = h % sf;
+    const uint64_t at = static_cast<uint64_t>(entry - staging.data());
+    const uint64_t len = static_cast<uint64_t>(st - entry);
+    keys[i] = KeyIndex{h, at << 16 | len};  // entries are < 300 bytes
     per_split[split + 1]++;
-    split_bytes[split] += 1 + e->len + 10 + 10 + 5;
+    split_bytes[split] += len;
   }
   data.resize(static_cast<size_t>(out - base));
   {
@@ -158,52 +167,49 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
     put_header(header, kMagicTfData, h);
     std::memcpy(data.data(), header.data(), kHeaderSize);
   }
+  auto entry_of = [&](const KeyIndex& k) { return staging.data() + (k.value >> 16); };
+  auto term_of = [&](const KeyIndex& k) {
+    const char* p = entry_of(k);
+    return std::string_view(p + 1, static_cast<unsigned char>(p[0]));
+  };
 
   // Dictionary order: by split (a counting sort), then by hash (a radix
   // sort), then by term where hashes tie.
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
-  std::vector<KeyIndex> order(n), scratch(n);
+  std::vector<KeyIndex> sorted(n), scratch(n);
   {
-    std::vector<uint32_t> at(per_split.begin(), per_split.end() - 1);
-    for (size_t i = 0; i < n; i++)
-      order[at[items[i].split]++] = KeyIndex{items[i].hash, static_cast<uint32_t>(i)};
+    std::vector<size_t> at(per_split.begin(), per_split.end() - 1);
+    for (const KeyIndex& k : keys) sorted[at[k.key % sf]++] = k;
   }
+  keys = std::vector<KeyIndex>();
   metas.assign(sf, std::string());
   for (size_t s = 0; s < sf; s++) {
-    KeyIndex* first = order.data() + per_split[s];
-    KeyIndex* last = order.data() + per_split[s + 1];
+    KeyIndex* first = sorted.data() + per_split[s];
+    KeyIndex* last = sorted.data() + per_split[s + 1];
     radix_sort(first, static_cast<size_t>(last - first), scratch.data());
     for (KeyIndex* run = first; run != last;) {
       KeyIndex* end = run + 1;
       while (end != last && end->key == run->key) ++end;
       if (end - run > 1)
         std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
-          return items[x.index].e->term() < items[y.index].e->term();
+          return term_of(x) < term_of(y);
         });
       run = end;
     }
     const size_t count = static_cast<size_t>(last - first);
-    const size_t bound = count * 4 + split_bytes[s];
     std::string& m = metas[s];
-    m.assign(kHeaderSize + bound, '\0');
+    m.assign(kHeaderSize + count * 4 + split_bytes[s], '\0');
     char* const body = m.data() + kHeaderSize;
     char* offs = body;
     char* const entries = body + count * 4;
     char* w = entries;
     for (const KeyIndex* k = first; k != last; ++k) {
-      // Items and entries are read in hash order: prefetch both, ahead.
-      if (k + 16 < last) __builtin_prefetch(&items[k[16].index]);
-      if (k + 8 < last) __builtin_prefetch(items[k[8].index].e);
-      const Item* it = &items[k->index];
+      if (k + 16 < last) __builtin_prefetch(entry_of(k[16]));
+      const size_t len = k->value & 0xffff;
       offs = write_u32(offs, static_cast<uint32_t>(w - entries));
-      *w++ = static_cast<char>(it->e->len);
-      std::memcpy(w, it->e->bytes(), it->e->len);
-      w += it->e->len;
-      w = write_varint(w, it->offset);
-      w = write_varint(w, it->len);
-      w = write_varint(w, it->e->df);
+      std::memcpy(w, entry_of(*k), len);
+      w += len;
     }
-    m.resize(static_cast<size_t>(w - m.data()));
     FileHeader mh;
     mh.aux = static_cast<uint32_t>(s);
     mh.count = count;
@@ -220,6 +226,7 @@ void TfIdfIndex::clear() {
   order_.clear();
   arena_.reset();
   postings_ = 0;
+  term_bytes_ = 0;
   last_rel_ = 0;
   base_seq_ = UINT64_MAX;
   std::fill(front_.begin(), front_.end(), 0);

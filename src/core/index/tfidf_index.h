@@ -170,6 +170,7 @@ class TfIdfIndex {
   // Bumped by clear(): a TermKey resolved before a flush is not trusted.
   uint64_t epoch_ = 1;
   uint64_t postings_ = 0;
+  uint64_t term_bytes_ = 0;  // of every term held
   size_t last_terms_ = 0;  // terms held at the last flush
   uint32_t last_rel_ = 0;
   uint64_t base_seq_ = UINT64_MAX;  // seqs stored relative to the first

@@ -216,7 +216,7 @@ void Pipeline::indexer_loop(int id) {
   std::string cur_path;
   DocInfo cur{};
   uint32_t since_check = 0;
-  constexpr size_t kBatch = 128;
+  constexpr size_t kBatch = 512;
   TermKey batch[kBatch];
   uint32_t counts[kBatch];
   BlockCounter counter;
@@ -258,7 +258,7 @@ void Pipeline::indexer_loop(int id) {
         auto drain = [&] {
           size_t batched = 0;
           auto add_batch = [&] {
-            constexpr size_t kAhead = 6;
+            constexpr size_t kAhead = 10;
             for (size_t i = 0; i < batched && i < 4 * kAhead; i++) tf.prefetch_front(batch[i]);
             for (size_t i = 0; i < batched && i < 3 * kAhead; i++) tf.check_front(batch[i]);
             for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.find(batch[i]);
