@@ -2,6 +2,7 @@
 // or join a token.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -101,5 +102,39 @@ TEST(Tokenizer, SafeCutNeverSplitsTokens) {
                           [&](const char* s, size_t len) { got.emplace_back(s, len); });
     }
     EXPECT_EQ(got, whole) << "block " << block;
+  }
+}
+
+// Random bytes under random delimiter tables, every length up to a few
+// chunks, against a byte-at-a-time reading of the spec.
+TEST(Tokenizer, MatchesAByteAtATimeReference) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 60; round++) {
+    unsigned char delim[256];
+    const unsigned density = static_cast<unsigned>(rng() % 100);
+    for (int b = 0; b < 256; b++) delim[b] = rng() % 100 < density ? 1 : 0;
+    Tokenizer t(delim);
+    const size_t n = rng() % 9000;
+    std::string in(n, '\0');
+    for (auto& c : in) c = static_cast<char>(round % 2 ? rng() : "aB \n\x80\xff"[rng() % 6]);
+    std::vector<std::string> want;
+    std::string cur;
+    auto cut = [&] {
+      for (size_t i = 0; i < cur.size(); i += 255) want.push_back(cur.substr(i, 255));
+      cur.clear();
+    };
+    for (unsigned char c : in) {
+      if (delim[c]) {
+        cut();
+      } else {
+        cur.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+      }
+    }
+    cut();
+    std::string buf = in;
+    std::vector<std::string> got;
+    t.tokenize_in_place(reinterpret_cast<unsigned char*>(buf.data()), buf.size(),
+                        [&](const char* s, size_t len) { got.emplace_back(s, len); });
+    ASSERT_EQ(got, want) << "round " << round;
   }
 }
