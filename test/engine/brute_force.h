@@ -15,7 +15,10 @@ inline bool word_byte(unsigned char c) {
          c == '_' || c >= 0x80;
 }
 
-inline std::vector<std::string> tokenize(const std::string& s) {
+// delim, when given, is a delimiter table (1 = delimiter) in place of the
+// spec's default word bytes.
+inline std::vector<std::string> tokenize(const std::string& s,
+                                         const unsigned char* delim = nullptr) {
   std::vector<std::string> out;
   std::string cur;
   auto flush = [&] {
@@ -23,7 +26,7 @@ inline std::vector<std::string> tokenize(const std::string& s) {
     cur.clear();
   };
   for (unsigned char c : s) {
-    if (word_byte(c))
+    if (delim ? !delim[c] : word_byte(c))
       cur += (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
     else
       flush();
