@@ -83,7 +83,7 @@ TEST(BlockCounter, CountsLikeAMap) {
       want[std::string(p, len)]++;
       uint64_t pre = scipis::token_prefix_unsafe(p, len);
       ASSERT_EQ(pre, scipis::token_prefix(p, len));
-      counter.add(base, p, len, pre, scipis::token_hash(p, len, pre));
+      counter.add(base, p, len, pre, scipis::BlockCounter::hash_of(p, len, pre));
       if (counter.full()) drain();
     }
     drain();

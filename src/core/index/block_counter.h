@@ -21,8 +21,19 @@ class BlockCounter {
     used_.reserve(slots_.size() / 2);
   }
 
+  // The counter's own hash of a token: one multiply when the first word
+  // holds the whole token (most log tokens), token_hash otherwise. The
+  // slot index takes its low bits, the tag its high ones.
+  static uint64_t hash_of(const char* p, size_t n, uint64_t prefix) {
+    if (n <= 8) {
+      const uint64_t h = (prefix ^ (static_cast<uint64_t>(n) << 59)) * 0x9E3779B97F4A7C15ull;
+      return h ^ (h >> 29);
+    }
+    return token_hash(p, n, prefix);
+  }
+
   // Counts the token [p, p+n) (n <= 255) of the block starting at base;
-  // prefix is its token_prefix, hash its token_hash.
+  // prefix is its token_prefix, hash its hash_of.
   void add(const char* base, const char* p, size_t n, uint64_t prefix, uint64_t hash) {
     // The tag keeps hash bits the slot index does not use, and the length.
     const uint32_t tag = (static_cast<uint32_t>(hash >> 32) & ~0xffu) | static_cast<uint32_t>(n);

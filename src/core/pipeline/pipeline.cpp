@@ -300,7 +300,7 @@ void Pipeline::indexer_loop(int id) {
           const uint64_t pre = reinterpret_cast<const unsigned char*>(s) <= safe_end
                                    ? token_prefix_unsafe(s, n)
                                    : token_prefix(s, n);
-          toks[pending++] = Tok{s, n, pre, token_hash(s, n, pre)};
+          toks[pending++] = Tok{s, n, pre, BlockCounter::hash_of(s, n, pre)};
           if (pending == kToks) count_pending();
         });
         count_pending();
