@@ -51,4 +51,13 @@ test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_SRCS)
 engine-check: test/engine/engine_tests
 	test/engine/engine_tests
 
-.PHONY: engine-check
+# Indexing through the engine alone, for profiling (bench/README.md).
+bench/build/index_bench: $(CORE_SRCS:.cpp=.o) bench/engine/index_bench.cpp
+	@mkdir -p bench/build
+	$(CXX) -std=c++20 -O2 $(WARN) -Isrc/core -pthread -o $@ bench/engine/index_bench.cpp \
+		$(CORE_SRCS:.cpp=.o) -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
+		-labsl_low_level_hash -lpthread
+
+index-bench: bench/build/index_bench
+
+.PHONY: engine-check index-bench

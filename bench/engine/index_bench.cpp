@@ -1,0 +1,97 @@
+// Indexing through the engine alone (no server), for profiling and quick
+// comparisons: builds a collection of DIR into a scratch directory RUNS
+// times and prints one JSON line per build (wall seconds, MiB/s, CPU
+// seconds of the whole process per GiB of input).
+//   build/index_bench --corpus DIR [--runs 3] [--indexers 2] [--readers 0]
+//                     [--writers 0] [--tfidf-mib 256] [--depth 4]
+// Run it under `perf record -g` to see where a build spends its time.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "scipis_engine.h"
+
+namespace {
+
+double cpu_seconds() {
+  rusage r;
+  getrusage(RUSAGE_SELF, &r);
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
+}
+
+[[noreturn]] void usage() {
+  std::fprintf(stderr,
+               "usage: index_bench --corpus DIR [--runs N] [--indexers N] [--readers N]\n"
+               "                   [--writers N] [--tfidf-mib N] [--depth N]\n");
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 2;
+  std::string corpus;
+  int runs = 3;
+  for (int i = 1; i < argc; i++) {
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) usage();
+      return argv[++i];
+    };
+    if (!std::strcmp(argv[i], "--corpus")) corpus = next();
+    else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--indexers")) o.indexer_threads = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--readers")) o.reader_threads = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--writers")) o.writer_threads = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--tfidf-mib")) o.tfidf_index_size = std::strtoull(next(), nullptr, 10) << 20;
+    else if (!std::strcmp(argv[i], "--depth")) o.index_depth = std::atoi(next());
+    else usage();
+  }
+  if (corpus.empty() || runs < 1) usage();
+  char tmpl[] = "/tmp/scipis-index-bench-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  const std::string dir = tmpl;
+  int rc = 0;
+  for (int r = 1; r <= runs && rc == 0; r++) {
+    scipis_error err;
+    scipis_build_stats st;
+    const double c0 = cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    scipis_build* b = scipis_build_start(dir.c_str(), corpus.c_str(), &o, &err);
+    if (b) {
+      while (!scipis_build_wait(b, 100)) {
+      }
+      rc = scipis_build_finish(b, &st, &err);
+    } else {
+      rc = -1;
+    }
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = cpu_seconds() - c0;
+    if (rc != 0) {
+      std::fprintf(stderr, "index_bench: %s\n", err.message);
+      break;
+    }
+    const double mib = static_cast<double>(st.bytes) / 1048576.0;
+    std::printf(
+        "{\"run\":%d,\"files\":%llu,\"mib\":%.1f,\"tokens\":%llu,\"terms\":%llu,"
+        "\"segments\":%llu,\"wall_s\":%.3f,\"mib_per_s\":%.1f,\"cpu_s_per_gib\":%.2f}\n",
+        r, static_cast<unsigned long long>(st.files), mib,
+        static_cast<unsigned long long>(st.tokens), static_cast<unsigned long long>(st.terms),
+        static_cast<unsigned long long>(st.segments), wall, mib / wall, cpu / (mib / 1024.0));
+    std::fflush(stdout);
+  }
+  scipis_error err;
+  scipis_remove_dir(dir.c_str(), &err);
+  return rc == 0 ? 0 : 1;
+}
