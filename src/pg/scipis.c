@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "catalog/pg_authid.h"
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "port.h"
@@ -74,4 +75,30 @@ scipis_require_read_server_files(const char *what)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to %s", what),
 				 errdetail("Only roles with privileges of the \"pg_read_server_files\" role may read server files.")));
+}
+
+/*
+ * Run once by the install script. DROP EXTENSION cannot reach the index
+ * files (the library need not even be loaded), so they outlive it; a new
+ * installation numbers its collections and block indexes from 1 again and
+ * would take the old files for its own. Whatever is in this database's
+ * scipis directory when the extension is created belongs to an earlier
+ * installation.
+ */
+PG_FUNCTION_INFO_V1(scipis_remove_leftovers);
+Datum
+scipis_remove_leftovers(PG_FUNCTION_ARGS)
+{
+	char	   *dir;
+
+	if (!creating_extension)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("scipis_remove_leftovers() runs only inside CREATE EXTENSION scipis")));
+	dir = scipis_database_dir();
+	if (!rmtree(dir, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not remove the files of an earlier scipis installation in \"%s\"", dir)));
+	PG_RETURN_VOID();
 }

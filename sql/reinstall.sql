@@ -1,0 +1,21 @@
+-- DROP EXTENSION leaves index files behind (the library need not be loaded
+-- to see it happen); a new installation numbers collections from 1 again
+-- and must not take the old files for its own.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS scipis;
+RESET client_min_messages;
+\getenv root SCIPIS_SAMPLE
+SELECT scipis_create_collection('before', :'root');
+SELECT files > 0 AS indexed FROM scipis_index('before');
+SELECT count(*) > 0 AS found FROM scipis_search('error', 'before');
+DROP EXTENSION scipis;
+CREATE EXTENSION scipis;
+-- Same id as a collection of the old installation: not indexed yet.
+SELECT scipis_create_collection('after', :'root');
+SELECT name, files, index_bytes, last_indexed FROM scipis_collections;
+SELECT count(*) FROM scipis_search('error', 'after');
+SELECT count(*) FROM scipis_files;
+SELECT files > 0 AS indexed FROM scipis_index('after');
+SELECT count(*) > 0 AS found FROM scipis_search('error', 'after');
+-- The function that cleans up runs only as part of CREATE EXTENSION.
+SELECT count(*) FROM pg_proc WHERE proname = 'scipis_remove_leftovers';
