@@ -8,9 +8,11 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "port.h"
+#include "storage/fd.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 PG_MODULE_MAGIC;
 
@@ -77,13 +79,52 @@ scipis_require_read_server_files(const char *what)
 				 errdetail("Only roles with privileges of the \"pg_read_server_files\" role may read server files.")));
 }
 
+/* The directory holding one subdirectory per database: dir's parent. */
+static char *
+parent_dir(const char *dir)
+{
+	char	   *parent = pstrdup(dir);
+
+	get_parent_directory(parent);
+	return parent;
+}
+
+/* Removes the subdirectories of databases that no longer exist. */
+static void
+remove_dropped_databases(const char *base)
+{
+	DIR		   *d = AllocateDir(base);
+	struct dirent *de;
+
+	while ((de = ReadDir(d, base)) != NULL)
+	{
+		char	   *end;
+		unsigned long oid;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		errno = 0;
+		oid = strtoul(de->d_name, &end, 10);
+		if (*end != '\0' || errno != 0 || oid == 0 || oid > PG_UINT32_MAX ||
+			(Oid) oid == MyDatabaseId)
+			continue;
+		if (SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum((Oid) oid)))
+			continue;
+		if (!rmtree(psprintf("%s/%s", base, de->d_name), true))
+			ereport(WARNING,
+					(errmsg("could not remove the scipis files of dropped database %lu", oid)));
+	}
+	FreeDir(d);
+}
+
 /*
  * Run once by the install script. DROP EXTENSION cannot reach the index
  * files (the library need not even be loaded), so they outlive it; a new
  * installation numbers its collections and block indexes from 1 again and
  * would take the old files for its own. Whatever is in this database's
  * scipis directory when the extension is created belongs to an earlier
- * installation.
+ * installation. DROP DATABASE leaves its directory too: those of databases
+ * that no longer exist go at the same time.
  */
 PG_FUNCTION_INFO_V1(scipis_remove_leftovers);
 Datum
@@ -100,5 +141,6 @@ scipis_remove_leftovers(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_IO_ERROR),
 				 errmsg("could not remove the files of an earlier scipis installation in \"%s\"", dir)));
+	remove_dropped_databases(parent_dir(dir));
 	PG_RETURN_VOID();
 }
