@@ -7,10 +7,13 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "index/block_counter.h"
 #include "index/radix_sort.h"
+#include "index/segment_reader.h"
+#include "index/tfidf_index.h"
 #include "util/bytes.h"
 
 using scipis::KeyIndex;
@@ -101,5 +104,42 @@ TEST(TokenHash, DependsOnEveryByteAndTheLength) {
     std::string t = s;
     t[i] = 'y';
     EXPECT_NE(scipis::token_hash(t.data(), t.size()), h) << i;
+  }
+}
+
+// Distinct terms whose 64-bit hashes are equal (forced here; next to
+// impossible in practice) keep their own postings.
+TEST(TfIdfIndex, TermsSharingAHashStayApart) {
+  scipis::TfIdfIndex tf(1 << 20, 2);
+  auto key = [](const std::string& t) {
+    scipis::TermKey k = scipis::TermKey::of(t);
+    k.hash = 42;
+    return k;
+  };
+  const std::string alpha = "alpha", beta = "beta", gamma = "gamma_longer_than_16";
+  // (term, doc, count), documents in ascending order.
+  const std::vector<std::tuple<std::string, uint64_t, uint32_t>> adds = {
+      {alpha, 0, 2}, {beta, 0, 1}, {alpha, 0, 1}, {gamma, 1, 1}, {alpha, 1, 1},
+      {beta, 2, 3},  {alpha, 3, 1}, {alpha, 4, 5}, {gamma, 4, 1}};
+  std::map<std::string, std::map<uint64_t, uint32_t>> want;
+  for (const auto& [t, doc, count] : adds) {
+    tf.add(key(t), doc, count);
+    want[t][doc] += count;
+  }
+  std::string data;
+  std::vector<std::string> metas;
+  tf.serialise(1, data, metas);
+  ASSERT_EQ(metas.size(), 1u);
+  scipis::TfMeta meta("meta", metas[0]);
+  EXPECT_EQ(meta.size(), 3u);
+  for (const auto& [t, postings] : want) {
+    auto ref = meta.find(t);
+    ASSERT_TRUE(ref.has_value()) << t;
+    std::vector<scipis::Posting> got;
+    scipis::decode_postings("data", std::string_view(data).substr(ref->offset, ref->len),
+                            ref->df, 100, got);
+    std::map<uint64_t, uint32_t> got_map;
+    for (const auto& p : got) got_map[p.seq] = p.tf;
+    EXPECT_EQ(got_map, postings) << t;
   }
 }

@@ -40,8 +40,7 @@ void TfIdfIndex::reserve() {
 
 TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
   auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + k.n));
-  *e = TermEntry{k.prefix, nullptr, static_cast<uint32_t>(k.n), 0,
-                 UINT32_MAX, 0, nullptr, nullptr};
+  *e = TermEntry{k.prefix, static_cast<uint32_t>(k.n), 0, UINT32_MAX, 0, nullptr};
   std::memcpy(e + 1, k.p, k.n);
   order_.push_back(e);
   term_bytes_ += k.n;
@@ -55,7 +54,7 @@ TermEntry* TfIdfIndex::lookup(const TermKey& k) {
     if (TermEntry* e = among(it->second, k)) return e;
   }
   TermEntry* e = make_entry(k);
-  e->same_hash = it->second;
+  if (it->second) same_hash_[e] = it->second;
   it->second = e;
   return e;
 }
@@ -65,12 +64,8 @@ void TfIdfIndex::start_document(TermEntry* e, uint32_t rel, uint32_t count) {
     if (!e->tail || e->tail->fill == static_cast<uint32_t>(depth_)) {
       auto* c = static_cast<TfChunk*>(
           arena_.alloc(sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth_)));
-      c->next = nullptr;
+      c->prev = e->tail;
       c->fill = 0;
-      if (e->tail)
-        e->tail->next = c;
-      else
-        e->head = c;
       e->tail = c;
     }
     uint32_t* s = seqs(e->tail);
@@ -123,15 +118,21 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
   std::vector<KeyIndex> keys(n);
   std::vector<size_t> per_split(sf + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
+  std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
   for (size_t i = 0; i < n; i++) {
     const TermEntry* e = order_[i];
     // Entries are read in order, but their TF arrays lie anywhere.
-    if (i + 16 < n && order_[i + 16]->head) __builtin_prefetch(order_[i + 16]->head);
+    if (i + 16 < n && order_[i + 16]->tail) __builtin_prefetch(order_[i + 16]->tail);
     char* const start = out;
     out = write_varint(out, e->df);
     uint64_t prev = 0;
-    for (const TfChunk* c = e->head; c; c = c->next) {
-      if (c->next) __builtin_prefetch(c->next);
+    chain.clear();
+    for (const TfChunk* c = e->tail; c; c = c->prev) {
+      if (c->prev) __builtin_prefetch(c->prev);
+      chain.push_back(c);
+    }
+    for (size_t ci = chain.size(); ci-- > 0;) {
+      const TfChunk* c = chain[ci];
       const uint32_t* s = reinterpret_cast<const uint32_t*>(c + 1);
       for (uint32_t j = 0; j < c->fill; j++) {
         const uint64_t seq = base_seq_ + s[j];
@@ -221,6 +222,7 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
 }
 
 void TfIdfIndex::clear() {
+  same_hash_.clear();
   last_terms_ = table_.size();
   table_.clear();
   order_.clear();

@@ -19,25 +19,25 @@
 namespace scipis {
 
 // Completed postings of earlier documents: seq[depth] then tf[depth]
-// follow in the same allocation.
+// follow in the same allocation. A term keeps only its last array; each
+// links back to the one before.
 struct TfChunk {
-  TfChunk* next;
+  TfChunk* prev;
   uint32_t fill;
   uint32_t pad;
 };
 
 // A term's bytes follow its entry in the arena. The first word and the
-// length sit in the entry, so most comparisons read one cache line.
+// length sit in the entry, so most comparisons read one cache line; 32
+// bytes, so that entries seldom straddle two.
 struct TermEntry {
   uint64_t prefix;  // token_prefix of the term
-  TermEntry* same_hash;  // another term with this 64-bit hash (rare)
   uint32_t len;
   uint32_t df;
   // The append cache: the document being counted (relative seq) and its
   // count so far; moved to the TF arrays when another document starts.
   uint32_t cur_seq;
   uint32_t cur_tf;
-  TfChunk* head;
   TfChunk* tail;
   const char* bytes() const { return reinterpret_cast<const char*>(this + 1); }
   std::string_view term() const { return {bytes(), len}; }
@@ -144,9 +144,14 @@ class TfIdfIndex {
     if (p >> kPointerBits) return 0;  // not cached (no such address today)
     return (hash >> kPointerBits << kPointerBits) | p;
   }
-  static TermEntry* among(TermEntry* e, const TermKey& k) {
-    for (; e; e = e->same_hash)
+  // e, or the term that shares its 64-bit hash, if one is k's.
+  TermEntry* among(TermEntry* e, const TermKey& k) const {
+    while (e) {
       if (same_term(e, k)) return e;
+      if (same_hash_.empty()) return nullptr;
+      auto it = same_hash_.find(e);
+      e = it == same_hash_.end() ? nullptr : it->second;
+    }
     return nullptr;
   }
   TermEntry* lookup(const TermKey& k);
@@ -162,7 +167,10 @@ class TfIdfIndex {
   absl::flat_hash_map<uint64_t, TermEntry*, HashIsKey, std::equal_to<uint64_t>,
                       HugePageAllocator<std::pair<const uint64_t, TermEntry*>>>
       table_;
-  std::vector<TermEntry*, HugePageAllocator<TermEntry*>> order_;  // as allocated: serialised in this order
+  std::vector<TermEntry*, HugePageAllocator<TermEntry*>> order_;
+  // Chains of distinct terms with equal 64-bit hashes (the table holds
+  // the newest of them); almost always empty.
+  absl::flat_hash_map<const TermEntry*, TermEntry*> same_hash_;  // as allocated: serialised in this order
   // Direct-mapped by hash: the entries of the document's recent terms,
   // checked before the table (one load instead of a probe).
   std::vector<uint64_t> front_;
