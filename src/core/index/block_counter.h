@@ -72,11 +72,6 @@ class BlockCounter {
   }
 
  private:
-  // Bytes [8, n) of two tokens of equal length n > 8.
-  static bool same_tail(const char* a, const char* b, size_t n) {
-    if (n <= 16) return load_u64(a + n - 8) == load_u64(b + n - 8);
-    return std::memcmp(a + 8, b + 8, n - 8) == 0;
-  }
   struct Slot {
     uint64_t prefix;
     uint32_t tag;     // 0: empty

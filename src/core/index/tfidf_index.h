@@ -60,9 +60,7 @@ struct TermKey {
 
 inline bool same_term(const TermEntry* e, const TermKey& k) {
   if (e->prefix != k.prefix || e->len != k.n) return false;
-  if (k.n <= 8) return true;
-  if (k.n <= 16) return load_u64(e->bytes() + k.n - 8) == load_u64(k.p + k.n - 8);
-  return std::memcmp(e->bytes() + 8, k.p + 8, k.n - 8) == 0;
+  return k.n <= 8 || same_tail(e->bytes(), k.p, k.n);
 }
 
 // The table is keyed by the 64-bit hash itself, so a probe compares keys
@@ -79,9 +77,6 @@ class TfIdfIndex {
   // Counts count occurrences of a term in document seq. Documents arrive
   // in ascending seq; a term seen again in the same document hits the
   // append cache and only adds to its count.
-  void add(std::string_view term, uint64_t seq, uint32_t count = 1) {
-    add(TermKey::of(term), seq, count);
-  }
   void add(const TermKey& k, uint64_t seq, uint32_t count = 1) {
     TermEntry* e = k.epoch == epoch_ ? among(k.found, k) : nullptr;
     if (!e) e = lookup(k);
@@ -94,11 +89,42 @@ class TfIdfIndex {
     }
     start_document(e, rel, count);
   }
-  // Work ahead of add, in three stages, so that the cache misses of many
-  // tokens overlap: 1 prefetches the key's front-cache slot; 2 reads it
-  // and, when it names another term, prefetches the table memory; 3 finds
-  // the key's entries there without touching them. Stages 2 and 3
-  // prefetch the entry add will read.
+  // Adds keys[i] with counts[i], all in document seq, calling after_each()
+  // after every add (where the caller may flush). Each key goes through
+  // four stages, kAhead keys apart, before its add, so that the cache
+  // misses of many keys overlap: its front-cache slot is prefetched; the
+  // slot is read and, when it names another term, the table memory is
+  // prefetched; the table is searched without touching entries; the TF
+  // array a new posting would go to is prefetched. Stages 2 and 3 prefetch
+  // the entry add reads. A flush in after_each makes what the stages found
+  // for later keys stale; the epoch tells add to look again.
+  template <typename F>
+  void add_batch(TermKey* keys, const uint32_t* counts, size_t n, uint64_t seq,
+                 F&& after_each) {
+    constexpr size_t kAhead = 10;
+    for (size_t i = 0; i < n + 4 * kAhead; i++) {
+      if (i < n) prefetch_front(keys[i]);
+      if (i >= kAhead && i - kAhead < n) check_front(keys[i - kAhead]);
+      if (i >= 2 * kAhead && i - 2 * kAhead < n) find(keys[i - 2 * kAhead]);
+      if (i >= 3 * kAhead && i - 3 * kAhead < n) prefetch_tail(keys[i - 3 * kAhead]);
+      if (i >= 4 * kAhead) {
+        add(keys[i - 4 * kAhead], seq, counts[i - 4 * kAhead]);
+        after_each();
+      }
+    }
+  }
+  // True when the index holds 90% of its budget, or the next term could
+  // grow its tables past it.
+  bool full() const;
+  bool empty() const { return table_.empty(); }
+  size_t memory() const;
+  // Serialises into a TF data file and split_factor metadata files.
+  void serialise(int split_factor, std::string& data,
+                 std::vector<std::string>& metas) const;
+  void clear();
+
+ private:
+  // The stages of add_batch.
   void prefetch_front(const TermKey& k) const {
     __builtin_prefetch(&front_[k.hash & front_mask_]);
   }
@@ -120,21 +146,9 @@ class TfIdfIndex {
     k.found = it->second;
     __builtin_prefetch(k.found);
   }
-  // Stage 4: the TF array a new document's count will be appended to.
   void prefetch_tail(const TermKey& k) const {
     if (k.found && k.epoch == epoch_ && k.found->tail) __builtin_prefetch(k.found->tail);
   }
-  // True when the index holds 90% of its budget, or the next term could
-  // grow its tables past it.
-  bool full() const;
-  bool empty() const { return table_.empty(); }
-  size_t memory() const;
-  // Serialises into a TF data file and split_factor metadata files.
-  void serialise(int split_factor, std::string& data,
-                 std::vector<std::string>& metas) const;
-  void clear();
-
- private:
   // A front-cache slot packs the top 16 bits of the hash (a tag) above a
   // 48-bit user-space pointer: 8 bytes, so that twice as many fit in cache.
   static constexpr int kPointerBits = 48;

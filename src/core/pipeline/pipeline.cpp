@@ -252,25 +252,15 @@ void Pipeline::indexer_loop(int id) {
       case ReadMsg::kBlock: {
         // Tokens are counted in the block counter first; its distinct terms
         // then reach the index in batches whose lookups are worked ahead
-        // (see TfIdfIndex::prefetch_front), so that their misses overlap.
+        // (TfIdfIndex::add_batch), so that their misses overlap.
         const char* base = reinterpret_cast<const char*>(m->data);
         const unsigned char* safe_end = m->buffer + pool_->buffer_bytes() - 8;
         auto drain = [&] {
           size_t batched = 0;
           auto add_batch = [&] {
-            constexpr size_t kAhead = 10;
-            for (size_t i = 0; i < batched && i < 4 * kAhead; i++) tf.prefetch_front(batch[i]);
-            for (size_t i = 0; i < batched && i < 3 * kAhead; i++) tf.check_front(batch[i]);
-            for (size_t i = 0; i < batched && i < 2 * kAhead; i++) tf.find(batch[i]);
-            for (size_t i = 0; i < batched && i < kAhead; i++) tf.prefetch_tail(batch[i]);
-            for (size_t i = 0; i < batched; i++) {
-              if (i + 4 * kAhead < batched) tf.prefetch_front(batch[i + 4 * kAhead]);
-              if (i + 3 * kAhead < batched) tf.check_front(batch[i + 3 * kAhead]);
-              if (i + 2 * kAhead < batched) tf.find(batch[i + 2 * kAhead]);
-              if (i + kAhead < batched) tf.prefetch_tail(batch[i + kAhead]);
-              tf.add(batch[i], cur.seq, counts[i]);
+            tf.add_batch(batch, counts, batched, cur.seq, [&] {
               if ((++since_check & 31) == 0 && tf.full()) flush();
-            }
+            });
             batched = 0;
           };
           counter.drain(base, [&](const char* s, size_t n, uint64_t pre, uint32_t count) {

@@ -121,6 +121,13 @@ inline uint64_t token_prefix_unsafe(const char* p, size_t n) {
   return n >= 8 ? v : v & ((uint64_t{1} << (8 * n)) - 1);
 }
 
+// Bytes [8, n) of two tokens of equal length n > 8 (their first words
+// already compared equal).
+inline bool same_tail(const char* a, const char* b, size_t n) {
+  if (n <= 16) return load_u64(a + n - 8) == load_u64(b + n - 8);
+  return std::memcmp(a + 8, b + 8, n - 8) == 0;
+}
+
 // 64x64 -> 128-bit multiply, folded: the mixing step of wyhash.
 inline uint64_t mul_fold(uint64_t a, uint64_t b) {
   const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
