@@ -12,7 +12,7 @@ extern "C" void scipis_options_init(scipis_options* o) {
   scipis_tokenizer_named("word", o->delimiter);
   o->block_size = 1u << 20;
   o->path_index_size = 64ull << 20;
-  o->tfidf_index_size = 256ull << 20;
+  o->tfidf_index_size = 128ull << 20;
   o->index_depth = 4;
   o->split_factor = 16;
 }

@@ -84,9 +84,10 @@ TEST(BlockCounter, CountsLikeAMap) {
     for (auto [off, len] : b.tokens) {
       const char* p = base + off;
       want[std::string(p, len)]++;
-      uint64_t pre = scipis::token_prefix_unsafe(p, len);
-      ASSERT_EQ(pre, scipis::token_prefix(p, len));
-      counter.add(base, p, len, pre, scipis::BlockCounter::hash_of(p, len, pre));
+      const uint64_t pre = scipis::token_prefix(p, len);
+      const uint64_t tail = len > 8 ? scipis::load_u64(p + len - 8) : 0;
+      counter.add(base, static_cast<uint32_t>(off), len, pre, tail,
+                  scipis::BlockCounter::hash_of(p, len, pre, tail));
       if (counter.full()) drain();
     }
     drain();
@@ -126,17 +127,17 @@ TEST(TfIdfIndex, TermsSharingAHashStayApart) {
     tf.add(key(t), doc, count);
     want[t][doc] += count;
   }
-  std::string data;
-  std::vector<std::string> metas;
+  scipis::OutBuffer data;
+  std::vector<scipis::OutBuffer> metas;
   tf.serialise(1, data, metas);
   ASSERT_EQ(metas.size(), 1u);
-  scipis::TfMeta meta("meta", metas[0]);
+  scipis::TfMeta meta("meta", std::string(metas[0].view()));
   EXPECT_EQ(meta.size(), 3u);
   for (const auto& [t, postings] : want) {
     auto ref = meta.find(t);
     ASSERT_TRUE(ref.has_value()) << t;
     std::vector<scipis::Posting> got;
-    scipis::decode_postings("data", std::string_view(data).substr(ref->offset, ref->len),
+    scipis::decode_postings("data", data.view().substr(ref->offset, ref->len),
                             ref->df, 100, got);
     std::map<uint64_t, uint32_t> got_map;
     for (const auto& p : got) got_map[p.seq] = p.tf;

@@ -2,6 +2,7 @@
 // or join a token.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,5 +125,50 @@ TEST(Tokenizer, MatchesAByteAtATimeReference) {
     t.tokenize_in_place(reinterpret_cast<unsigned char*>(buf.data()), buf.size(),
                         [&](const char* s, size_t len) { got.emplace_back(s, len); });
     ASSERT_EQ(got, want) << "round " << round;
+  }
+}
+
+// The indexers' bulk scan against the same reference: random bytes under
+// random delimiter tables, lengths across several 16 KiB chunks, runs far
+// longer than 255 bytes that cross chunk edges, and nothing readable past
+// the block (the first and last words must then be loaded with care).
+TEST(Tokenizer, BlockScanMatchesTheReference) {
+  std::mt19937_64 rng(12);
+  auto scratch = std::make_unique<scipis::ScanScratch>();
+  for (int round = 0; round < 80; round++) {
+    unsigned char delim[256];
+    const unsigned density = static_cast<unsigned>(rng() % 100);
+    for (int b = 0; b < 256; b++) delim[b] = rng() % 100 < density ? 1 : 0;
+    delim[' '] = 1;
+    delim['a'] = 0;
+    Tokenizer t(delim);
+    const size_t n = round < 4 ? static_cast<size_t>(round) : rng() % 60000;
+    std::string in;
+    while (in.size() < n) {
+      const unsigned r = static_cast<unsigned>(rng() % 100);
+      if (r < 2)
+        in.append(1 + rng() % 40000, 'a');  // a run over chunk edges
+      else if (r < 50)
+        in.push_back(static_cast<char>(rng()));
+      else
+        in.push_back(" aB\n\x80\xff"[rng() % 6]);
+    }
+    in.resize(n);
+    const std::vector<std::string> want = brute::tokenize(in, delim);
+    const size_t slack = round % 2 ? 8 : 0;  // readable bytes after the block
+    std::string buf = in + std::string(slack, 'a');
+    std::vector<std::string> got;
+    const char* base = buf.data();
+    t.tokenize_block(reinterpret_cast<unsigned char*>(buf.data()), n, n + slack, *scratch,
+                     [&](scipis::BlockToken* tok, size_t count) {
+                       for (size_t i = 0; i < count; i++) {
+                         const char* p = base + tok[i].off;
+                         const size_t len = tok[i].len;
+                         ASSERT_EQ(tok[i].prefix, scipis::token_prefix(p, len));
+                         ASSERT_EQ(tok[i].tail, len > 8 ? scipis::load_u64(p + len - 8) : 0);
+                         got.emplace_back(p, len);
+                       }
+                     });
+    ASSERT_EQ(got, want) << "round " << round << " n " << n;
   }
 }

@@ -17,38 +17,40 @@ class BlockCounter {
  public:
   // 2^bits slots; drain when full() (half of them used).
   explicit BlockCounter(int bits = 14)
-      : slots_(size_t{1} << bits), counts_(size_t{1} << bits), mask_((size_t{1} << bits) - 1) {
+      : slots_(size_t{1} << bits), offsets_(size_t{1} << bits), mask_((size_t{1} << bits) - 1) {
     used_.reserve(slots_.size() / 2);
   }
 
-  // The counter's own hash of a token: one multiply when the first word
-  // holds the whole token (most log tokens), token_hash otherwise. The
-  // slot index takes its low bits, the tag its high ones.
-  static uint64_t hash_of(const char* p, size_t n, uint64_t prefix) {
-    if (n <= 8) {
-      const uint64_t h = (prefix ^ (static_cast<uint64_t>(n) << 59)) * 0x9E3779B97F4A7C15ull;
-      return h ^ (h >> 29);
-    }
-    return token_hash(p, n, prefix);
+  // The counter's own hash of a token from its first and last words (see
+  // BlockToken): one multiply for the tokens of up to 16 bytes (nearly all
+  // log tokens), token_hash for longer ones. The slot index takes its low
+  // bits, the tag its high ones.
+  static uint64_t hash_of(const char* p, size_t n, uint64_t prefix, uint64_t tail) {
+    if (__builtin_expect(n > 16, 0)) return token_hash(p, n, prefix);
+    return mul_fold(prefix ^ 0xa0761d6478bd642full ^ (static_cast<uint64_t>(n) << 56),
+                    tail ^ 0xe7037ed1a0b428dbull);
   }
 
-  // Counts the token [p, p+n) (n <= 255) of the block starting at base;
-  // prefix is its token_prefix, hash its hash_of.
-  void add(const char* base, const char* p, size_t n, uint64_t prefix, uint64_t hash) {
+  // Counts the token at base+off of n bytes (n <= 255); prefix and tail as
+  // in BlockToken, hash its hash_of.
+  void add(const char* base, uint32_t off, size_t n, uint64_t prefix, uint64_t tail,
+           uint64_t hash) {
     // The tag keeps hash bits the slot index does not use, and the length.
     const uint32_t tag = (static_cast<uint32_t>(hash >> 32) & ~0xffu) | static_cast<uint32_t>(n);
     size_t i = hash & mask_;
     while (true) {
       Slot& s = slots_[i];
-      if (s.tag == 0) {
-        s = Slot{prefix, tag, static_cast<uint32_t>(p - base)};
-        counts_[i] = 1;
-        used_.push_back(static_cast<uint32_t>(i));
+      // First and last words equal: the bytes between are compared only
+      // for tokens longer than 16.
+      if (s.tag == tag && s.prefix == prefix && s.tail == tail &&
+          (n <= 16 || std::memcmp(base + offsets_[i] + 8, base + off + 8, n - 16) == 0)) {
+        s.count++;
         return;
       }
-      if (s.tag == tag && s.prefix == prefix &&
-          (n <= 8 || same_tail(base + s.offset, p, n))) {
-        counts_[i]++;
+      if (s.tag == 0) {
+        s = Slot{prefix, tail, tag, 1};
+        offsets_[i] = off;
+        used_.push_back(static_cast<uint32_t>(i));
         return;
       }
       i = (i + 1) & mask_;
@@ -65,20 +67,22 @@ class BlockCounter {
   void drain(const char* base, F&& f) {
     for (uint32_t i : used_) {
       Slot& s = slots_[i];
-      f(base + s.offset, static_cast<size_t>(s.tag & 0xffu), s.prefix, counts_[i]);
+      f(base + offsets_[i], static_cast<size_t>(s.tag & 0xffu), s.prefix, s.count);
       s.tag = 0;
     }
     used_.clear();
   }
 
  private:
+  // A repeat of a token touches its slot only.
   struct Slot {
     uint64_t prefix;
-    uint32_t tag;     // 0: empty
-    uint32_t offset;  // of the term's first occurrence in the block
+    uint64_t tail;
+    uint32_t tag;  // 0: empty
+    uint32_t count;
   };
   std::vector<Slot> slots_;
-  std::vector<uint32_t> counts_;
+  std::vector<uint32_t> offsets_;  // of each term's first occurrence in the block
   std::vector<uint32_t> used_;
   size_t mask_;
 };

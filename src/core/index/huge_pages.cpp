@@ -47,7 +47,10 @@ class Spare {
 };
 
 thread_local Spare spare;
+thread_local bool keep_spares = false;
 }  // namespace
+
+void keep_freed_huge_pages() { keep_spares = true; }
 
 void* huge_alloc(size_t bytes) {
   if (bytes < kHugePage) return ::operator new(bytes);
@@ -75,7 +78,7 @@ void huge_free(void* p, size_t bytes) {
     ::operator delete(p);
     return;
   }
-  if (!spare.keep(p, mapped_size(bytes))) ::munmap(p, mapped_size(bytes));
+  if (!keep_spares || !spare.keep(p, mapped_size(bytes))) ::munmap(p, mapped_size(bytes));
 }
 
 }  // namespace scipis

@@ -14,6 +14,11 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // as huge pages; smaller ones come from operator new.
 void* huge_alloc(size_t bytes);
 void huge_free(void* p, size_t bytes);
+// Lets the calling thread keep a few regions it frees for its next
+// allocations of the same size (pipeline threads, which end with the
+// build); other threads give freed regions back to the kernel at once, so
+// that a backend holds no index memory between builds.
+void keep_freed_huge_pages();
 
 template <typename T>
 struct HugePageAllocator {

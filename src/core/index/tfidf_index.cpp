@@ -12,9 +12,11 @@ namespace scipis {
 
 namespace {
 constexpr size_t kSlotBytes = sizeof(uint64_t) + sizeof(TermEntry*) + 1;
-// A guess of the index bytes one term takes (entry, bytes, TF array, slot),
-// used to size the table once instead of rehashing as it grows.
-constexpr uint64_t kBytesPerTermGuess = 256;
+// A guess of the index bytes one term takes (entry, bytes, TF arrays, its
+// share of the table), used to size the table once: a rehash of millions
+// of terms costs as much as inserting them, and its new table is fresh
+// memory the kernel must zero. Log corpora measure about 105.
+constexpr uint64_t kBytesPerTermGuess = 112;
 constexpr size_t kFrontMax = size_t{1} << 15;
 constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
 }  // namespace
@@ -39,9 +41,20 @@ void TfIdfIndex::reserve() {
 }
 
 TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
-  auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + k.n));
+  // The bytes are rounded up to whole words, so that the copy below may
+  // store whole words.
+  auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + ((k.n + 7) & ~size_t{7})));
   *e = TermEntry{k.prefix, static_cast<uint32_t>(k.n), 0, UINT32_MAX, 0, nullptr};
-  std::memcpy(e + 1, k.p, k.n);
+  // Most terms are 16 bytes or less: two word stores instead of a call.
+  char* b = reinterpret_cast<char*>(e + 1);
+  if (k.n <= 8) {
+    std::memcpy(b, &k.prefix, 8);
+  } else if (k.n <= 16) {
+    std::memcpy(b, &k.prefix, 8);
+    std::memcpy(b + k.n - 8, k.p + k.n - 8, 8);
+  } else {
+    std::memcpy(b, k.p, k.n);
+  }
   order_.push_back(e);
   term_bytes_ += k.n;
   if (sketch_) sketch_->add(k.hash);
@@ -101,116 +114,100 @@ bool TfIdfIndex::full() const {
   return mem + arena_.page_size() > budget_;
 }
 
-void TfIdfIndex::serialise(int split_factor, std::string& data,
-                           std::vector<std::string>& metas) const {
+void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
+                           std::vector<OutBuffer>& metas) const {
   const size_t n = order_.size();
   const uint64_t sf = static_cast<uint64_t>(split_factor);
 
-  // One pass over the entries in allocation order (front to back in
-  // memory) writes each term's posting block to data and its finished
-  // dictionary entry to staging; sorting then moves 16-byte keys only,
-  // and the dictionaries are assembled by copying entries out of staging.
-  data.assign(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5), '\0');
-  char* const base = data.data();
-  char* out = base + kHeaderSize;
-  std::string staging(n * (1 + 10 + 10 + 5) + term_bytes_, '\0');
-  char* st = staging.data();
-  std::vector<KeyIndex> keys(n);
+  // Dictionary order: by split (a counting sort), then by hash (a radix
+  // sort), then by term where hashes tie. One pass in that order then
+  // writes each term's posting block and its dictionary entry, straight
+  // into the output buffers: no staging copy, and the posting blocks of a
+  // key range lie together in the data file.
+  sort_keys_.reset(n * sizeof(KeyIndex));
+  sort_out_.reset(n * sizeof(KeyIndex));
+  auto* keys = reinterpret_cast<KeyIndex*>(sort_keys_.data());
+  auto* sorted = reinterpret_cast<KeyIndex*>(sort_out_.data());
   std::vector<size_t> per_split(sf + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
-  std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
   for (size_t i = 0; i < n; i++) {
     const TermEntry* e = order_[i];
-    // Entries are read in order, but their TF arrays lie anywhere.
-    if (i + 16 < n && order_[i + 16]->tail) __builtin_prefetch(order_[i + 16]->tail);
-    char* const start = out;
-    out = write_varint(out, e->df);
-    uint64_t prev = 0;
-    chain.clear();
-    for (const TfChunk* c = e->tail; c; c = c->prev) {
-      if (c->prev) __builtin_prefetch(c->prev);
-      chain.push_back(c);
-    }
-    for (size_t ci = chain.size(); ci-- > 0;) {
-      const TfChunk* c = chain[ci];
-      const uint32_t* s = reinterpret_cast<const uint32_t*>(c + 1);
-      for (uint32_t j = 0; j < c->fill; j++) {
-        const uint64_t seq = base_seq_ + s[j];
-        out = write_varint(out, seq - prev);
-        out = write_varint(out, s[depth_ + j]);
-        prev = seq;
-      }
-    }
-    out = write_varint(out, base_seq_ + e->cur_seq - prev);
-    out = write_varint(out, e->cur_tf);
-    out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
-
-    char* const entry = st;
-    *st++ = static_cast<char>(e->len);
-    std::memcpy(st, e->bytes(), e->len);
-    st += e->len;
-    st = write_varint(st, static_cast<uint64_t>(start - base));
-    st = write_varint(st, static_cast<uint64_t>(out - start));
-    st = write_varint(st, e->df);
     const uint64_t h = fnv1a(e->term());
-    const size_t split = h % sf;
-    const uint64_t at = static_cast<uint64_t>(entry - staging.data());
-    const uint64_t len = static_cast<uint64_t>(st - entry);
-    keys[i] = KeyIndex{h, at << 16 | len};  // entries are < 300 bytes
-    per_split[split + 1]++;
-    split_bytes[split] += len;
+    keys[i] = KeyIndex{h, reinterpret_cast<uintptr_t>(e)};
+    per_split[h % sf + 1]++;
+    split_bytes[h % sf] += e->len;
   }
-  data.resize(static_cast<size_t>(out - base));
-  {
-    std::string header;
-    FileHeader h;
-    h.count = n;
-    put_header(header, kMagicTfData, h);
-    std::memcpy(data.data(), header.data(), kHeaderSize);
-  }
-  auto entry_of = [&](const KeyIndex& k) { return staging.data() + (k.value >> 16); };
-  auto term_of = [&](const KeyIndex& k) {
-    const char* p = entry_of(k);
-    return std::string_view(p + 1, static_cast<unsigned char>(p[0]));
-  };
-
-  // Dictionary order: by split (a counting sort), then by hash (a radix
-  // sort), then by term where hashes tie.
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
-  std::vector<KeyIndex> sorted(n), scratch(n);
   {
     std::vector<size_t> at(per_split.begin(), per_split.end() - 1);
-    for (const KeyIndex& k : keys) sorted[at[k.key % sf]++] = k;
+    for (size_t i = 0; i < n; i++) sorted[at[keys[i].key % sf]++] = keys[i];
   }
-  keys = std::vector<KeyIndex>();
-  metas.assign(sf, std::string());
+  KeyIndex* const scratch = keys;  // keys are all in sorted now
+  auto entry_of = [](const KeyIndex& k) { return reinterpret_cast<const TermEntry*>(k.value); };
+
+  // Worst cases: a varint takes 5 (u32) or 10 bytes, a block's crc 4.
+  data.reset(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5));
+  char* const base = data.data();
+  char* out = base + kHeaderSize;
+  metas.resize(sf);  // buffers handed in are reused
+  std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
   for (size_t s = 0; s < sf; s++) {
-    KeyIndex* first = sorted.data() + per_split[s];
-    KeyIndex* last = sorted.data() + per_split[s + 1];
-    radix_sort(first, static_cast<size_t>(last - first), scratch.data());
+    KeyIndex* first = sorted + per_split[s];
+    KeyIndex* last = sorted + per_split[s + 1];
+    radix_sort(first, static_cast<size_t>(last - first), scratch);
     for (KeyIndex* run = first; run != last;) {
       KeyIndex* end = run + 1;
       while (end != last && end->key == run->key) ++end;
       if (end - run > 1)
         std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
-          return term_of(x) < term_of(y);
+          return entry_of(x)->term() < entry_of(y)->term();
         });
       run = end;
     }
     const size_t count = static_cast<size_t>(last - first);
-    std::string& m = metas[s];
-    m.assign(kHeaderSize + count * 4 + split_bytes[s], '\0');
+    OutBuffer& m = metas[s];
+    m.reset(kHeaderSize + count * (4 + 1 + 10 + 10 + 5) + split_bytes[s]);
     char* const body = m.data() + kHeaderSize;
     char* offs = body;
     char* const entries = body + count * 4;
     char* w = entries;
     for (const KeyIndex* k = first; k != last; ++k) {
+      // Entries come in hash order, from anywhere in the arena: load the
+      // entry 16 terms ahead, its last TF array 8 ahead.
       if (k + 16 < last) __builtin_prefetch(entry_of(k[16]));
-      const size_t len = k->value & 0xffff;
+      if (k + 8 < last && entry_of(k[8])->tail) __builtin_prefetch(entry_of(k[8])->tail);
+      const TermEntry* e = entry_of(*k);
+      char* const start = out;
+      out = write_varint(out, e->df);
+      uint64_t prev = 0;
+      chain.clear();
+      for (const TfChunk* c = e->tail; c; c = c->prev) {
+        if (c->prev) __builtin_prefetch(c->prev);
+        chain.push_back(c);
+      }
+      for (size_t ci = chain.size(); ci-- > 0;) {
+        const TfChunk* c = chain[ci];
+        const uint32_t* sq = reinterpret_cast<const uint32_t*>(c + 1);
+        for (uint32_t j = 0; j < c->fill; j++) {
+          const uint64_t seq = base_seq_ + sq[j];
+          out = write_varint(out, seq - prev);
+          out = write_varint(out, sq[depth_ + j]);
+          prev = seq;
+        }
+      }
+      out = write_varint(out, base_seq_ + e->cur_seq - prev);
+      out = write_varint(out, e->cur_tf);
+      out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
+
       offs = write_u32(offs, static_cast<uint32_t>(w - entries));
-      std::memcpy(w, entry_of(*k), len);
-      w += len;
+      *w++ = static_cast<char>(e->len);
+      std::memcpy(w, e->bytes(), e->len);
+      w += e->len;
+      w = write_varint(w, static_cast<uint64_t>(start - base));
+      w = write_varint(w, static_cast<uint64_t>(out - start));
+      w = write_varint(w, e->df);
     }
+    m.trim(static_cast<size_t>(w - m.data()));
     FileHeader mh;
     mh.aux = static_cast<uint32_t>(s);
     mh.count = count;
@@ -219,6 +216,12 @@ void TfIdfIndex::serialise(int split_factor, std::string& data,
     put_header(header, kMagicTfMeta, mh);
     std::memcpy(m.data(), header.data(), kHeaderSize);
   }
+  data.trim(static_cast<size_t>(out - base));
+  FileHeader h;
+  h.count = n;
+  std::string header;
+  put_header(header, kMagicTfData, h);
+  std::memcpy(data.data(), header.data(), kHeaderSize);
 }
 
 void TfIdfIndex::clear() {

@@ -14,6 +14,7 @@
 #include "index/arena.h"
 #include "index/distinct_terms.h"
 #include "index/huge_pages.h"
+#include "index/out_buffer.h"
 #include "util/bytes.h"
 
 namespace scipis {
@@ -118,9 +119,9 @@ class TfIdfIndex {
   bool full() const;
   bool empty() const { return table_.empty(); }
   size_t memory() const;
-  // Serialises into a TF data file and split_factor metadata files.
-  void serialise(int split_factor, std::string& data,
-                 std::vector<std::string>& metas) const;
+  // Serialises into a TF data file and split_factor metadata files; the
+  // buffers' memory, when given, is reused.
+  void serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas) const;
   void clear();
 
  private:
@@ -196,6 +197,8 @@ class TfIdfIndex {
   size_t last_terms_ = 0;  // terms held at the last flush
   uint32_t last_rel_ = 0;
   uint64_t base_seq_ = UINT64_MAX;  // seqs stored relative to the first
+  // Sort scratch of serialise, kept from one flush to the next.
+  mutable OutBuffer sort_keys_, sort_out_;
 };
 
 }  // namespace scipis

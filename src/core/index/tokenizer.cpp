@@ -20,6 +20,7 @@ Tokenizer::Tokenizer(const unsigned char delimiter[256]) {
   }
   for (int h = 0; h < 16; h++) bit_of_[h] = static_cast<unsigned char>(1u << (h & 7));
   sse_ = __builtin_cpu_supports("sse4.1");
+  popcnt_ = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi");
 }
 
 void Tokenizer::classify(unsigned char* p, size_t n, uint64_t* bits) const {
@@ -96,6 +97,63 @@ __attribute__((target("sse4.1"))) void Tokenizer::classify_sse(
     std::memcpy(p + done, tail, m);
     bits[w] = word & ((uint64_t{1} << m) - 1);
   }
+}
+
+}  // namespace scipis
+
+namespace scipis {
+namespace {
+
+// simdjson's way: eight (or sixteen) positions are written whether or not
+// the word has that many edges, and the pointer advances by the real count,
+// so that the loop has no branch that depends on the text.
+__attribute__((always_inline)) inline size_t flatten_body(const uint64_t* bits, size_t words,
+                                                          uint32_t at, uint64_t& top,
+                                                          uint32_t* out) {
+  uint32_t* o = out;
+  for (size_t w = 0; w < words; w++, at += 64) {
+    const uint64_t word = bits[w];
+    uint64_t e = word ^ ((word << 1) | top);
+    top = word >> 63;
+    const int count = __builtin_popcountll(e);
+    // Or-ing in bit 63 keeps ctz defined once e runs out; what it yields
+    // then lies past the real edges and is overwritten or ignored.
+    for (int j = 0; j < 8; j++) {
+      o[j] = at + static_cast<uint32_t>(__builtin_ctzll(e | (uint64_t{1} << 63)));
+      e &= e - 1;
+    }
+    if (count > 8) {
+      for (int j = 8; j < 16; j++) {
+        o[j] = at + static_cast<uint32_t>(__builtin_ctzll(e | (uint64_t{1} << 63)));
+        e &= e - 1;
+      }
+      for (int j = 16; j < count; j++) {
+        o[j] = at + static_cast<uint32_t>(__builtin_ctzll(e));
+        e &= e - 1;
+      }
+    }
+    o += count;
+  }
+  return static_cast<size_t>(o - out);
+}
+
+__attribute__((target("popcnt,bmi"))) size_t flatten_fast(const uint64_t* bits, size_t words,
+                                                          uint32_t at, uint64_t& top,
+                                                          uint32_t* out) {
+  return flatten_body(bits, words, at, top, out);
+}
+
+size_t flatten_plain(const uint64_t* bits, size_t words, uint32_t at, uint64_t& top,
+                     uint32_t* out) {
+  return flatten_body(bits, words, at, top, out);
+}
+
+}  // namespace
+
+size_t Tokenizer::flatten_edges(const uint64_t* bits, size_t words, uint32_t at, uint64_t& top,
+                                uint32_t* out) const {
+  return popcnt_ ? flatten_fast(bits, words, at, top, out)
+                 : flatten_plain(bits, words, at, top, out);
 }
 
 }  // namespace scipis

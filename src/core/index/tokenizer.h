@@ -5,9 +5,31 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "util/bytes.h"
+
 namespace scipis {
 
 constexpr size_t kMaxToken = 255;
+
+// A token as the bulk scan (Tokenizer::tokenize_block) reports it.
+struct BlockToken {
+  uint32_t off;     // from the start of the block
+  uint32_t len;     // 1..kMaxToken
+  uint64_t prefix;  // token_prefix
+  uint64_t tail;    // the last 8 bytes when len > 8, else 0
+  uint64_t hash;    // not set: room for the caller's hash
+};
+
+// Working memory of tokenize_block, a few hundred KiB: one per thread.
+struct ScanScratch {
+  static constexpr size_t kChunk = 16384;  // bytes classified at a time
+  static constexpr size_t kTokens = kChunk / 2 + 64;
+  uint64_t bits[kChunk / 64];
+  // Edges of a chunk plus one carried in; flattening writes up to 16
+  // entries past the last edge.
+  uint32_t edges[kChunk + 64];
+  BlockToken toks[kTokens];
+};
 
 class Tokenizer {
  public:
@@ -61,6 +83,58 @@ class Tokenizer {
     if (in) piece(start, n);
   }
 
+  // The bulk form of tokenize_in_place for the indexers: lower-cases
+  // [p, p+n) in place and calls sink(BlockToken*, size_t) with the
+  // block's tokens in order, a chunk at a time. The block must not start
+  // or end inside a token piece, n < 2^32, and bytes up to p+readable
+  // (readable >= n) may be read. Edge positions are flattened into an
+  // array without a branch per edge, then each pair of edges becomes a
+  // token with its first and last words loaded.
+  template <typename Sink>
+  void tokenize_block(unsigned char* p, size_t n, size_t readable, ScanScratch& s,
+                      Sink&& sink) const {
+    const char* const base = reinterpret_cast<const char*>(p);
+    uint64_t top = 0;    // the last byte of the previous chunk was a token byte
+    size_t carried = 0;  // edges[0] is the start of a token still open
+    size_t nt = 0;
+    auto put = [&](uint32_t off, uint32_t len) {
+      if (nt == ScanScratch::kTokens) {
+        sink(s.toks, nt);
+        nt = 0;
+      }
+      const char* t = base + off;
+      uint64_t pre;
+      if (__builtin_expect(off + 8 <= readable, 1)) {
+        const uint64_t w = load_u64(t);
+        pre = len >= 8 ? w : w & ((uint64_t{1} << (8 * len)) - 1);
+      } else {
+        pre = token_prefix(t, len);
+      }
+      s.toks[nt++] = BlockToken{off, len, pre, len > 8 ? load_u64(t + len - 8) : 0, 0};
+    };
+    for (size_t at = 0; at < n; at += ScanScratch::kChunk) {
+      const size_t m = n - at < ScanScratch::kChunk ? n - at : ScanScratch::kChunk;
+      classify(p + at, m, s.bits);
+      size_t ne = carried + flatten_edges(s.bits, (m + 63) / 64, static_cast<uint32_t>(at),
+                                          top, s.edges + carried);
+      if (at + m == n && (ne & 1)) s.edges[ne++] = static_cast<uint32_t>(n);
+      for (size_t k = 0; k + 1 < ne; k += 2) {
+        uint32_t off = s.edges[k];
+        uint32_t len = s.edges[k + 1] - off;
+        while (__builtin_expect(len > kMaxToken, 0)) {
+          put(off, static_cast<uint32_t>(kMaxToken));
+          off += kMaxToken;
+          len -= kMaxToken;
+        }
+        put(off, len);
+      }
+      carried = ne & 1;
+      if (carried) s.edges[0] = s.edges[ne - 1];
+      if (nt) sink(s.toks, nt);
+      nt = 0;
+    }
+  }
+
   // Where a read block may end: the bytes after the returned offset are a
   // partial token piece (< 255 bytes) to carry into the next block.
   size_t safe_cut(const unsigned char* p, size_t n) const {
@@ -72,6 +146,11 @@ class Tokenizer {
  private:
   void classify_scalar(unsigned char* p, size_t n, uint64_t* bits) const;
   void classify_sse(unsigned char* p, size_t n, uint64_t* bits) const;
+  // Writes the positions (at + bit index) of the token edges of words
+  // bits[0..words) to out, top carrying the last bit of the word before;
+  // returns how many.
+  size_t flatten_edges(const uint64_t* bits, size_t words, uint32_t at, uint64_t& top,
+                       uint32_t* out) const;
 
   unsigned char is_tok_[256];
   unsigned char lower_[256];
@@ -81,6 +160,7 @@ class Tokenizer {
   alignas(16) unsigned char row_hi_[16];
   alignas(16) unsigned char bit_of_[16];
   bool sse_;
+  bool popcnt_;
 };
 
 }  // namespace scipis

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "index/manifest.h"
+#include "index/out_buffer.h"
 
 namespace scipis {
 
@@ -23,10 +24,16 @@ struct ReadMsg {
 };
 
 // Indexer -> writer: one serialised partial index flush.
+// The output buffers of a flush, handed back by the writer for reuse.
+struct FlushBuffers {
+  OutBuffer tf_data;
+  std::vector<OutBuffer> tf_meta;
+};
+
 struct FlushJob {
   SegmentRef ref;
-  std::string tf_data;
-  std::vector<std::string> tf_meta;
+  OutBuffer tf_data;
+  std::vector<OutBuffer> tf_meta;
   std::string file_data;
   std::vector<std::string> file_meta;
 };

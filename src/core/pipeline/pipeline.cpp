@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "index/block_counter.h"
+#include "index/huge_pages.h"
 #include "index/path_index.h"
 #include "index/segment_format.h"
 #include "index/tfidf_index.h"
@@ -65,6 +67,7 @@ void Pipeline::run() {
   }
   auto guard = [this](auto fn) {
     return [this, fn] {
+      keep_freed_huge_pages();
       try {
         fn();
       } catch (...) {
@@ -220,13 +223,7 @@ void Pipeline::indexer_loop(int id) {
   TermKey batch[kBatch];
   uint32_t counts[kBatch];
   BlockCounter counter;
-  struct Tok {
-    const char* p;
-    size_t n;
-    uint64_t prefix, hash;
-  };
-  constexpr size_t kToks = 64;
-  Tok toks[kToks];
+  auto scratch = std::make_unique<ScanScratch>();
 
   auto flush = [&] {
     FlushJob job;
@@ -234,6 +231,14 @@ void Pipeline::indexer_loop(int id) {
     job.ref.seg = seg_no++;
     job.ref.first_seq = first_seq;
     job.ref.docs = paths.count();
+    {
+      std::lock_guard<std::mutex> lk(spare_mu_);
+      if (!spare_buffers_.empty()) {
+        job.tf_data = std::move(spare_buffers_.back().tf_data);
+        job.tf_meta = std::move(spare_buffers_.back().tf_meta);
+        spare_buffers_.pop_back();
+      }
+    }
     tf.serialise(o.split_factor, job.tf_data, job.tf_meta);
     paths.serialise(o.split_factor, job.file_data, job.file_meta);
     tf.clear();
@@ -254,7 +259,7 @@ void Pipeline::indexer_loop(int id) {
         // then reach the index in batches whose lookups are worked ahead
         // (TfIdfIndex::add_batch), so that their misses overlap.
         const char* base = reinterpret_cast<const char*>(m->data);
-        const unsigned char* safe_end = m->buffer + pool_->buffer_bytes() - 8;
+        const size_t readable = static_cast<size_t>(m->buffer + pool_->buffer_bytes() - m->data);
         auto drain = [&] {
           size_t batched = 0;
           auto add_batch = [&] {
@@ -270,30 +275,23 @@ void Pipeline::indexer_loop(int id) {
           });
           add_batch();
         };
-        // Tokens reach the counter in small batches, its slots prefetched
-        // a few tokens ahead.
+        // The counter's slots are prefetched a few tokens ahead.
         uint64_t tokens = 0;
-        size_t pending = 0;
-        auto count_pending = [&] {
+        tokenizer_.tokenize_block(m->data, m->len, readable, *scratch,
+                                  [&](BlockToken* t, size_t nt) {
           constexpr size_t kAhead = 8;
-          for (size_t i = 0; i < pending && i < kAhead; i++) counter.prefetch(toks[i].hash);
-          for (size_t i = 0; i < pending; i++) {
-            if (i + kAhead < pending) counter.prefetch(toks[i + kAhead].hash);
-            const Tok& t = toks[i];
-            counter.add(base, t.p, t.n, t.prefix, t.hash);
+          auto hash = [&](BlockToken& k) {
+            k.hash = BlockCounter::hash_of(base + k.off, k.len, k.prefix, k.tail);
+            counter.prefetch(k.hash);
+          };
+          for (size_t i = 0; i < nt && i < kAhead; i++) hash(t[i]);
+          for (size_t i = 0; i < nt; i++) {
+            if (i + kAhead < nt) hash(t[i + kAhead]);
+            counter.add(base, t[i].off, t[i].len, t[i].prefix, t[i].tail, t[i].hash);
             if (counter.full()) drain();
           }
-          tokens += pending;
-          pending = 0;
-        };
-        tokenizer_.tokenize_in_place(m->data, m->len, [&](const char* s, size_t n) {
-          const uint64_t pre = reinterpret_cast<const unsigned char*>(s) <= safe_end
-                                   ? token_prefix_unsafe(s, n)
-                                   : token_prefix(s, n);
-          toks[pending++] = Tok{s, n, pre, BlockCounter::hash_of(s, n, pre)};
-          if (pending == kToks) count_pending();
+          tokens += nt;
         });
-        count_pending();
         drain();
         cur.tokens += tokens;
         pool_->release(m->buffer);
@@ -317,23 +315,28 @@ void Pipeline::writer_loop() {
   // fsyncs wait for the end of the build: after the first one has committed
   // the file system journal holding every new inode, the rest are cheap.
   std::vector<std::string> written;
-  auto put = [&](const std::string& path, const std::string& data) {
+  auto put = [&](const std::string& path, std::string_view data) {
     write_file_durable(path, data, false);
     written.push_back(path);
   };
   while (auto job = to_writer_.pop()) {
     const std::string tdir = cfg_.gen_dir + "/" + tf_dir(job->ref.indexer) + "/";
     const std::string fdir = cfg_.gen_dir + "/" + file_dir(job->ref.indexer) + "/";
-    put(tdir + seg_data(job->ref.seg), job->tf_data);
+    put(tdir + seg_data(job->ref.seg), job->tf_data.view());
     for (size_t s = 0; s < job->tf_meta.size(); s++)
-      put(tdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->tf_meta[s]);
+      put(tdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->tf_meta[s].view());
     put(fdir + seg_data(job->ref.seg), job->file_data);
     for (size_t s = 0; s < job->file_meta.size(); s++)
       put(fdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->file_meta[s]);
     job->ref.tf_data_bytes = job->tf_data.size();
     job->ref.file_data_bytes = job->file_data.size();
-    std::lock_guard<std::mutex> lk(mu_);
-    segments_.push_back(job->ref);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      segments_.push_back(job->ref);
+    }
+    std::lock_guard<std::mutex> lk(spare_mu_);
+    if (spare_buffers_.size() < static_cast<size_t>(cfg_.opts.indexer_threads))
+      spare_buffers_.push_back(FlushBuffers{std::move(job->tf_data), std::move(job->tf_meta)});
   }
   for (const auto& path : written) {
     if (stop_.load(std::memory_order_relaxed)) return;

@@ -66,6 +66,10 @@ class Pipeline {
   mutable std::mutex mu_;
   std::vector<SegmentRef> segments_;
   std::exception_ptr error_;
+  // Written flushes' buffers, at most one set per indexer: the memory of
+  // a flush is faulted in once and then serves the next ones.
+  std::mutex spare_mu_;
+  std::vector<FlushBuffers> spare_buffers_;
 };
 
 // Blocks every signal in the calling thread; engine threads run like this

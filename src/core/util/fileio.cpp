@@ -38,7 +38,7 @@ void mkdir_p(const std::string& path) {
   }
 }
 
-static void write_all(int fd, const std::string& data, const std::string& path) {
+static void write_all(int fd, std::string_view data, const std::string& path) {
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::write(fd, data.data() + done, data.size() - done);
@@ -50,7 +50,7 @@ static void write_all(int fd, const std::string& data, const std::string& path) 
   }
 }
 
-void write_file_durable(const std::string& path, const std::string& data,
+void write_file_durable(const std::string& path, std::string_view data,
                         bool sync) {
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd) fail_io(errno, "create file", path);

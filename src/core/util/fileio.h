@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace scipis {
 
@@ -27,7 +28,7 @@ class Fd {
 void mkdir_p(const std::string& path);
 // Writes data to path (created or truncated). Without sync, writeback is
 // started and the caller must fsync_file it before relying on it.
-void write_file_durable(const std::string& path, const std::string& data,
+void write_file_durable(const std::string& path, std::string_view data,
                         bool sync = true);
 void fsync_file(const std::string& path);
 // Atomic replace: write a temporary, fsync, rename over path, fsync the dir.

@@ -1,0 +1,67 @@
+// A byte buffer that is never zero-filled: a flush writes hundreds of MiB
+// of segment bytes, and every page the kernel hands out is already zeroed
+// once. Large buffers come from huge_alloc (2 MiB pages); the caller sizes
+// the buffer for the worst case, writes, then trims to what it wrote, and
+// may hand the buffer on for reuse.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <utility>
+
+#include "index/huge_pages.h"
+
+namespace scipis {
+
+class OutBuffer {
+ public:
+  OutBuffer() = default;
+  explicit OutBuffer(size_t capacity) { reset(capacity); }
+  OutBuffer(OutBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        cap_(std::exchange(o.cap_, 0)) {}
+  OutBuffer& operator=(OutBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      p_ = std::exchange(o.p_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+      cap_ = std::exchange(o.cap_, 0);
+    }
+    return *this;
+  }
+  OutBuffer(const OutBuffer&) = delete;
+  OutBuffer& operator=(const OutBuffer&) = delete;
+  ~OutBuffer() { release(); }
+
+  // Drops the content; room for capacity bytes, uninitialised. Memory
+  // large enough is kept: a recycled buffer costs no page faults.
+  void reset(size_t capacity) {
+    if (p_ && cap_ >= capacity) {
+      size_ = capacity;
+      return;
+    }
+    release();
+    p_ = static_cast<char*>(huge_alloc(capacity ? capacity : 1));
+    cap_ = capacity ? capacity : 1;
+    size_ = capacity;
+  }
+  char* data() { return p_; }
+  const char* data() const { return p_; }
+  size_t size() const { return size_; }
+  // Keeps the first n bytes (n <= size()).
+  void trim(size_t n) { size_ = n; }
+  std::string_view view() const { return {p_, size_}; }
+
+ private:
+  void release() {
+    if (p_) huge_free(p_, cap_);
+    p_ = nullptr;
+    size_ = cap_ = 0;
+  }
+  char* p_ = nullptr;
+  size_t size_ = 0;
+  size_t cap_ = 0;
+};
+
+}  // namespace scipis
