@@ -21,14 +21,10 @@ class BlockCounter {
     used_.reserve(slots_.size() / 2);
   }
 
-  // The counter's own hash of a token from its first and last words (see
-  // BlockToken): one multiply for the tokens of up to 16 bytes (nearly all
-  // log tokens), token_hash for longer ones. The slot index takes its low
-  // bits, the tag its high ones.
+  // The counter's hash of a token: short_token_hash (BlockToken::hash).
+  // The slot index takes its low bits, the tag its high ones.
   static uint64_t hash_of(const char* p, size_t n, uint64_t prefix, uint64_t tail) {
-    if (__builtin_expect(n > 16, 0)) return token_hash(p, n, prefix);
-    return mul_fold(prefix ^ 0xa0761d6478bd642full ^ (static_cast<uint64_t>(n) << 56),
-                    tail ^ 0xe7037ed1a0b428dbull);
+    return short_token_hash(p, n, prefix, tail);
   }
 
   // Counts the token at base+off of n bytes (n <= 255); prefix and tail as

@@ -17,7 +17,7 @@ struct BlockToken {
   uint32_t len;     // 1..kMaxToken
   uint64_t prefix;  // token_prefix
   uint64_t tail;    // the last 8 bytes when len > 8, else 0
-  uint64_t hash;    // not set: room for the caller's hash
+  uint64_t hash;    // short_token_hash
 };
 
 // Working memory of tokenize_block, a few hundred KiB: one per thread.
@@ -110,7 +110,8 @@ class Tokenizer {
       } else {
         pre = token_prefix(t, len);
       }
-      s.toks[nt++] = BlockToken{off, len, pre, len > 8 ? load_u64(t + len - 8) : 0, 0};
+      const uint64_t tail = len > 8 ? load_u64(t + len - 8) : 0;
+      s.toks[nt++] = BlockToken{off, len, pre, tail, short_token_hash(t, len, pre, tail)};
     };
     for (size_t at = 0; at < n; at += ScanScratch::kChunk) {
       const size_t m = n - at < ScanScratch::kChunk ? n - at : ScanScratch::kChunk;

@@ -280,13 +280,9 @@ void Pipeline::indexer_loop(int id) {
         tokenizer_.tokenize_block(m->data, m->len, readable, *scratch,
                                   [&](BlockToken* t, size_t nt) {
           constexpr size_t kAhead = 8;
-          auto hash = [&](BlockToken& k) {
-            k.hash = BlockCounter::hash_of(base + k.off, k.len, k.prefix, k.tail);
-            counter.prefetch(k.hash);
-          };
-          for (size_t i = 0; i < nt && i < kAhead; i++) hash(t[i]);
+          for (size_t i = 0; i < nt && i < kAhead; i++) counter.prefetch(t[i].hash);
           for (size_t i = 0; i < nt; i++) {
-            if (i + kAhead < nt) hash(t[i + kAhead]);
+            if (i + kAhead < nt) counter.prefetch(t[i + kAhead].hash);
             counter.add(base, t[i].off, t[i].len, t[i].prefix, t[i].tail, t[i].hash);
             if (counter.full()) drain();
           }
