@@ -60,4 +60,13 @@ bench/build/index_bench: $(CORE_SRCS:.cpp=.o) bench/engine/index_bench.cpp
 
 index-bench: bench/build/index_bench
 
-.PHONY: engine-check index-bench
+# The token path and the TF-IDF index alone, one core each (bench/README.md).
+bench/build/%: bench/engine/%.cpp $(CORE_SRCS:.cpp=.o)
+	@mkdir -p bench/build
+	$(CXX) -std=c++20 -O2 $(WARN) -Isrc/core -pthread -o $@ $< \
+		$(CORE_SRCS:.cpp=.o) -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
+		-labsl_low_level_hash -lpthread
+
+engine-micro: bench/build/token_bench bench/build/index_replay
+
+.PHONY: engine-check index-bench engine-micro

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Engine-alone builds alternating between TF-IDF index budgets, so that a
+# shared machine's drift hits every budget alike; one JSON line per build
+# (index_bench's, with the budget added), then the medians.
+#   bash bench/engine/budget_ab.sh CORPUS ROUNDS MIB...
+# Needs `make index-bench` first.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+corpus=$1 rounds=$2
+shift 2
+for r in $(seq "$rounds"); do
+  for mib in "$@"; do
+    bench/build/index_bench --corpus "$corpus" --runs 1 --tfidf-mib "$mib" |
+      sed "s/^{/{\"tfidf_mib\":$mib,\"round\":$r,/"
+  done
+done | tee /dev/stderr | python3 -c '
+import json, statistics, sys
+rows = [json.loads(l) for l in sys.stdin]
+for mib in sorted({r["tfidf_mib"] for r in rows}, reverse=True):
+    got = [r for r in rows if r["tfidf_mib"] == mib]
+    print("tfidf_mib %d: %d builds, median %.1f MiB/s, median %.2f CPU-s/GiB, %d segments" % (
+        mib, len(got), statistics.median(r["mib_per_s"] for r in got),
+        statistics.median(r["cpu_s_per_gib"] for r in got), got[0]["segments"]))'

@@ -1,0 +1,139 @@
+// The TF-IDF index alone on one core: a corpus sample goes through the
+// block scan and counter once, and what the counter drains (term, count,
+// document) is kept; then that stream is replayed into TfIdfIndex in the
+// indexer's batches, flushing (serialise, output dropped) whenever the
+// index is full. Three replays; each prints ns per add and flush seconds.
+//   build/index_replay --corpus DIR [--mib 512] [--tfidf-mib 128] [--depth 4]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "index/block_counter.h"
+#include "index/tfidf_index.h"
+#include "index/tokenizer.h"
+#include "scipis_engine.h"
+
+using namespace scipis;
+
+namespace {
+
+struct Drained {
+  uint64_t off;  // of the term's bytes in the term store
+  uint32_t len, count, doc;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir;
+  size_t want = size_t{512} << 20;
+  uint64_t budget = uint64_t{128} << 20;
+  int depth = 4;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--corpus")) dir = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--mib")) want = std::strtoull(argv[i + 1], nullptr, 10) << 20;
+    else if (!std::strcmp(argv[i], "--tfidf-mib")) budget = std::strtoull(argv[i + 1], nullptr, 10) << 20;
+    else if (!std::strcmp(argv[i], "--depth")) depth = std::atoi(argv[i + 1]);
+  }
+  if (dir.empty() || depth < 1) {
+    std::fprintf(stderr, "usage: index_replay --corpus DIR [--mib N] [--tfidf-mib N] [--depth N]\n");
+    return 2;
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  Tokenizer tk(delim);
+  BlockCounter counter;
+  auto scratch = std::make_unique<ScanScratch>();
+  constexpr size_t kBlock = size_t{1} << 20;
+  std::vector<unsigned char> buf(kBlock + kMaxToken + 64);
+  std::string terms;
+  std::vector<Drained> stream;
+  size_t total = 0;
+  uint32_t doc = 0;
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    const std::string content((std::istreambuf_iterator<char>(in)), {});
+    for (size_t off = 0; off < content.size();) {
+      const size_t m = std::min(kBlock, content.size() - off);
+      std::memcpy(buf.data(), content.data() + off, m);
+      size_t cut = off + m == content.size() ? m : tk.safe_cut(buf.data(), m);
+      if (cut == 0) cut = m;
+      off += cut;
+      const char* base = reinterpret_cast<const char*>(buf.data());
+      auto drain = [&] {
+        counter.drain(base, [&](const char* s, size_t n, uint64_t, uint32_t c) {
+          stream.push_back({terms.size(), static_cast<uint32_t>(n), c, doc});
+          terms.append(s, n);
+        });
+      };
+      tk.tokenize_block(buf.data(), cut, buf.size(), *scratch, [&](BlockToken* t, size_t nt) {
+        for (size_t i = 0; i < nt; i++) {
+          counter.add(base, t[i].off, t[i].len, t[i].prefix, t[i].tail, t[i].hash);
+          if (counter.full()) drain();
+        }
+      });
+      drain();
+    }
+    total += content.size();
+    doc++;
+    if (total >= want) break;
+  }
+  terms.append(16, ' ');  // readable slack after the last term
+
+  for (int rep = 1; rep <= 3; rep++) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double flush_s = 0;
+    int flushes = 0;
+    {
+      TfIdfIndex tf(budget, depth);
+      constexpr size_t kBatch = 512;  // as Pipeline::indexer_loop
+      TermKey batch[kBatch];
+      uint32_t counts[kBatch];
+      uint32_t since = 0;
+      OutBuffer data;
+      std::vector<OutBuffer> metas;
+      auto flush = [&] {
+        const auto f0 = std::chrono::steady_clock::now();
+        tf.serialise(16, data, metas);
+        tf.clear();
+        flushes++;
+        flush_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+      };
+      for (size_t i = 0; i < stream.size();) {
+        const uint32_t d = stream[i].doc;
+        size_t nb = 0;
+        while (i < stream.size() && stream[i].doc == d && nb < kBatch) {
+          const char* p = terms.data() + stream[i].off;
+          batch[nb] = TermKey::of(std::string_view(p, stream[i].len));
+          counts[nb++] = stream[i].count;
+          i++;
+        }
+        tf.add_batch(batch, counts, nb, d, [&] {
+          if ((++since & 31) == 0 && tf.full()) flush();
+        });
+      }
+      flush();
+    }
+    const double all = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf(
+        "{\"replay\":%d,\"mib\":%.0f,\"docs\":%u,\"adds\":%zu,\"add_s\":%.3f,\"ns_per_add\":%.1f,"
+        "\"flush_s\":%.3f,\"flushes\":%d}\n",
+        rep, static_cast<double>(total) / 1048576.0, doc, stream.size(), all - flush_s,
+        (all - flush_s) * 1e9 / static_cast<double>(stream.size()), flush_s, flushes);
+    std::fflush(stdout);
+  }
+  return 0;
+}
