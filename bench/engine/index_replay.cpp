@@ -4,18 +4,15 @@
 // indexer's batches, flushing (serialise, output dropped) whenever the
 // index is full. Three replays; each prints ns per add and flush seconds.
 //   build/index_replay --corpus DIR [--mib 512] [--tfidf-mib 128] [--depth 4]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "corpus_files.h"
 #include "index/block_counter.h"
 #include "index/tfidf_index.h"
 #include "index/tokenizer.h"
@@ -47,11 +44,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: index_replay --corpus DIR [--mib N] [--tfidf-mib N] [--depth N]\n");
     return 2;
   }
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);
   Tokenizer tk(delim);
@@ -63,9 +55,8 @@ int main(int argc, char** argv) {
   std::vector<Drained> stream;
   size_t total = 0;
   uint32_t doc = 0;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    const std::string content((std::istreambuf_iterator<char>(in)), {});
+  for (const auto& f : corpus_files(dir)) {
+    const std::string content = file_bytes(f);
     for (size_t off = 0; off < content.size();) {
       const size_t m = std::min(kBlock, content.size() - off);
       std::memcpy(buf.data(), content.data() + off, m);

@@ -3,18 +3,15 @@
 // of 7 passes, in ns per token. What is left when reading, index adds and
 // flushes are taken away.
 //   build/token_bench --corpus DIR [--mib 256]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "corpus_files.h"
 #include "index/block_counter.h"
 #include "index/tokenizer.h"
 #include "scipis_engine.h"
@@ -32,14 +29,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: token_bench --corpus DIR [--mib N]\n");
     return 2;
   }
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
   std::string all;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    all.append(std::istreambuf_iterator<char>(in), {});
+  for (const auto& f : corpus_files(dir)) {
+    all += file_bytes(f);
     if (all.size() >= want) break;
   }
   constexpr size_t kBlock = size_t{1} << 20;
@@ -64,15 +56,9 @@ int main(int argc, char** argv) {
           check += len + c + pre;
         });
       };
-      // The same loop as Pipeline::indexer_loop's.
+      // As Pipeline::indexer_loop does.
       tk.tokenize_block(buf.data(), n, buf.size(), *scratch, [&](BlockToken* t, size_t nt) {
-        constexpr size_t kAhead = 8;
-        for (size_t i = 0; i < nt && i < kAhead; i++) counter.prefetch(t[i].hash);
-        for (size_t i = 0; i < nt; i++) {
-          if (i + kAhead < nt) counter.prefetch(t[i + kAhead].hash);
-          counter.add(base, t[i].off, t[i].len, t[i].prefix, t[i].tail, t[i].hash);
-          if (counter.full()) drain();
-        }
+        counter.add_tokens(base, t, nt, drain);
         tokens += nt;
       });
       drain();

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "index/tokenizer.h"
 #include "util/bytes.h"
 
 namespace scipis {
@@ -50,6 +51,22 @@ class BlockCounter {
         return;
       }
       i = (i + 1) & mask_;
+    }
+  }
+  // Counts the tokens t[0..nt) of the block at base (tokenize_block's),
+  // calling drain() whenever the counter is full; each token's slot is
+  // prefetched a few tokens before its add. Always inlined: in the
+  // caller's loop, where the counter is a local object, the compiler keeps
+  // its fields in registers across the counts (as a call, with
+  // -fno-strict-aliasing, it reloads them after every count: 23% slower).
+  template <typename Drain>
+  __attribute__((always_inline)) void add_tokens(const char* base, const BlockToken* t, size_t nt, Drain&& drain) {
+    constexpr size_t kAhead = 8;
+    for (size_t i = 0; i < nt && i < kAhead; i++) prefetch(t[i].hash);
+    for (size_t i = 0; i < nt; i++) {
+      if (i + kAhead < nt) prefetch(t[i + kAhead].hash);
+      add(base, t[i].off, t[i].len, t[i].prefix, t[i].tail, t[i].hash);
+      if (full()) drain();
     }
   }
   // Loads the slot a later add of this hash starts at.

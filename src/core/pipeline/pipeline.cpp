@@ -275,19 +275,12 @@ void Pipeline::indexer_loop(int id) {
           });
           add_batch();
         };
-        // The counter's slots are prefetched a few tokens ahead.
         uint64_t tokens = 0;
         tokenizer_.tokenize_block(m->data, m->len, readable, *scratch,
                                   [&](BlockToken* t, size_t nt) {
-          constexpr size_t kAhead = 8;
-          for (size_t i = 0; i < nt && i < kAhead; i++) counter.prefetch(t[i].hash);
-          for (size_t i = 0; i < nt; i++) {
-            if (i + kAhead < nt) counter.prefetch(t[i + kAhead].hash);
-            counter.add(base, t[i].off, t[i].len, t[i].prefix, t[i].tail, t[i].hash);
-            if (counter.full()) drain();
-          }
-          tokens += nt;
-        });
+                                    counter.add_tokens(base, t, nt, drain);
+                                    tokens += nt;
+                                  });
         drain();
         cur.tokens += tokens;
         pool_->release(m->buffer);
