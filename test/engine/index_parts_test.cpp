@@ -87,7 +87,7 @@ TEST(BlockCounter, CountsLikeAMap) {
       const uint64_t pre = scipis::token_prefix(p, len);
       const uint64_t tail = len > 8 ? scipis::load_u64(p + len - 8) : 0;
       counter.add(base, static_cast<uint32_t>(off), len, pre, tail,
-                  scipis::BlockCounter::hash_of(p, len, pre, tail));
+                  scipis::short_token_hash(p, len, pre, tail));
       if (counter.full()) drain();
     }
     drain();

@@ -22,14 +22,9 @@ class BlockCounter {
     used_.reserve(slots_.size() / 2);
   }
 
-  // The counter's hash of a token: short_token_hash (BlockToken::hash).
-  // The slot index takes its low bits, the tag its high ones.
-  static uint64_t hash_of(const char* p, size_t n, uint64_t prefix, uint64_t tail) {
-    return short_token_hash(p, n, prefix, tail);
-  }
-
-  // Counts the token at base+off of n bytes (n <= 255); prefix and tail as
-  // in BlockToken, hash its hash_of.
+  // Counts the token at base+off of n bytes (n <= 255); prefix, tail and
+  // hash as in BlockToken (short_token_hash: the slot index takes its low
+  // bits, the tag its high ones).
   void add(const char* base, uint32_t off, size_t n, uint64_t prefix, uint64_t tail,
            uint64_t hash) {
     // The tag keeps hash bits the slot index does not use, and the length.

@@ -138,8 +138,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
     const TermEntry* e = order_[i];
     const uint64_t h = fnv1a(e->term());
     keys[i] = KeyIndex{h, reinterpret_cast<uintptr_t>(e)};
-    per_split[split_of(h) + 1]++;
-    split_bytes[split_of(h)] += e->len;
+    const uint64_t split = split_of(h);
+    per_split[split + 1]++;
+    split_bytes[split] += e->len;
   }
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
   {

@@ -103,13 +103,8 @@ class Tokenizer {
         nt = 0;
       }
       const char* t = base + off;
-      uint64_t pre;
-      if (__builtin_expect(off + 8 <= readable, 1)) {
-        const uint64_t w = load_u64(t);
-        pre = len >= 8 ? w : w & ((uint64_t{1} << (8 * len)) - 1);
-      } else {
-        pre = token_prefix(t, len);
-      }
+      const uint64_t pre = __builtin_expect(off + 8 <= readable, 1) ? token_prefix_unsafe(t, len)
+                                                                     : token_prefix(t, len);
       const uint64_t tail = len > 8 ? load_u64(t + len - 8) : 0;
       s.toks[nt++] = BlockToken{off, len, pre, tail, short_token_hash(t, len, pre, tail)};
     };
