@@ -13,9 +13,8 @@ namespace scipis {
 namespace {
 constexpr size_t kSlotBytes = sizeof(uint64_t) + sizeof(TermEntry*) + 1;
 // A guess of the index bytes one term takes (entry, bytes, TF arrays, its
-// share of the table), used to size the table once: a rehash of millions
-// of terms costs as much as inserting them, and its new table is fresh
-// memory the kernel must zero. Log corpora measure about 105.
+// share of the table), used to size the table once: a rehash re-inserts
+// every term into a new table of fresh memory the kernel must zero.
 constexpr uint64_t kBytesPerTermGuess = 112;
 constexpr size_t kFrontMax = size_t{1} << 15;
 constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
