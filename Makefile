@@ -19,7 +19,9 @@ WARN = -Wall -Wextra -Werror
 PG_CPPFLAGS = -Isrc/core
 # -MMD: each object gets a .d file of the headers it includes.
 PG_CFLAGS = -MMD -MP $(WARN) -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
-PG_CXXFLAGS = -MMD -MP -std=c++20 -O2 $(WARN) -fno-strict-aliasing -pthread
+# NDEBUG: abseil's tables otherwise check every iterator and shuffle inserts.
+ENGINE_CXXFLAGS = -std=c++20 -O2 -DNDEBUG $(WARN) -pthread
+PG_CXXFLAGS = -MMD -MP $(ENGINE_CXXFLAGS) -fno-strict-aliasing
 SHLIB_LINK = -lstdc++ -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
 	-labsl_low_level_hash -lpthread
 EXTRA_CLEAN = build test/engine/engine_tests $(OBJS:.o=.d)
@@ -44,7 +46,7 @@ sql/scipis--$(EXTVERSION).sql: $(SQL_PARTS)
 # Engine unit tests: the engine objects linked with GoogleTest, no server.
 ENGINE_TEST_SRCS := $(sort $(wildcard test/engine/*.cpp))
 test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_SRCS)
-	$(CXX) -std=c++20 -O1 -g $(WARN) -Isrc/core -pthread -o $@ $(ENGINE_TEST_SRCS) \
+	$(CXX) -std=c++20 -O1 -g -DNDEBUG $(WARN) -Isrc/core -pthread -o $@ $(ENGINE_TEST_SRCS) \
 		$(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main -lnuma -labsl_raw_hash_set \
 		-labsl_hash -labsl_city -labsl_low_level_hash -lpthread
 
@@ -54,7 +56,7 @@ engine-check: test/engine/engine_tests
 # Indexing through the engine alone, for profiling (bench/README.md).
 bench/build/index_bench: $(CORE_SRCS:.cpp=.o) bench/engine/index_bench.cpp
 	@mkdir -p bench/build
-	$(CXX) -std=c++20 -O2 $(WARN) -Isrc/core -pthread -o $@ bench/engine/index_bench.cpp \
+	$(CXX) $(ENGINE_CXXFLAGS) -Isrc/core -o $@ bench/engine/index_bench.cpp \
 		$(CORE_SRCS:.cpp=.o) -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
 		-labsl_low_level_hash -lpthread
 
@@ -63,7 +65,7 @@ index-bench: bench/build/index_bench
 # The token path and the TF-IDF index alone, one core each (bench/README.md).
 bench/build/%: bench/engine/%.cpp $(CORE_SRCS:.cpp=.o)
 	@mkdir -p bench/build
-	$(CXX) -std=c++20 -O2 $(WARN) -Isrc/core -pthread -o $@ $< \
+	$(CXX) $(ENGINE_CXXFLAGS) -Isrc/core -o $@ $< \
 		$(CORE_SRCS:.cpp=.o) -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
 		-labsl_low_level_hash -lpthread
 

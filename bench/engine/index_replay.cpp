@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
           i++;
         }
         tf.add_batch(batch, counts, nb, d, [&] {
-          if ((++since & 31) == 0 && tf.full()) flush();
+          if (++since % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
         });
       }
       flush();

@@ -3,85 +3,108 @@
 #include <algorithm>
 #include <cstring>
 
+#include "index/huge_pages.h"
 #include "index/radix_sort.h"
 #include "index/segment_format.h"
+#include "index/tokenizer.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
+#include "util/error.h"
 
 namespace scipis {
 
 namespace {
-constexpr size_t kSlotBytes = sizeof(uint64_t) + sizeof(TermEntry*) + 1;
-// A guess of the index bytes one term takes (entry, bytes, TF arrays, its
-// share of the table), used to size the table once: a rehash re-inserts
-// every term into a new table of fresh memory the kernel must zero.
-constexpr uint64_t kBytesPerTermGuess = 112;
+// Open addressing stays short while the table is at most 3/4 full.
+constexpr double kMaxLoad = 0.75;
+// Arena bytes per term (TF arrays, long terms' bytes) assumed before the
+// first flush shows the real figure; it only sets where the table ends and
+// the arena begins.
+constexpr double kArenaPerTermGuess = 40;
 constexpr size_t kFrontMax = size_t{1} << 15;
 constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
+size_t round8(size_t n) { return (n + 7) & ~size_t{7}; }
 }  // namespace
 
 TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
-    : budget_(budget),
+    : budget_(std::min(budget, kMaxBudget)),
       depth_(depth),
       sketch_(sketch),
-      arena_(std::min<size_t>(kHugePage, std::max<size_t>(4096, budget / 32))) {
+      chunk_bytes_(round8(sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth))) {
   size_t front = 64;
   while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
   front_.assign(front, 0);
   front_mask_ = front - 1;
-  reserve();
+  // Headroom past the budget for the adds between two full() checks.
+  region_bytes_ = budget_ + kAddsPerFullCheck * (chunk_bytes_ + round8(kMaxToken));
+  region_ = static_cast<char*>(huge_alloc(region_bytes_));
+  layout(kArenaPerTermGuess);
 }
 
-void TfIdfIndex::reserve() {
-  // The last flush shows how many terms this budget holds on this input.
-  const size_t terms = std::max(static_cast<size_t>(budget_ / kBytesPerTermGuess), last_terms_);
-  table_.reserve(terms);
-  order_.reserve(terms);
+TfIdfIndex::~TfIdfIndex() { huge_free(region_, region_bytes_); }
+
+void TfIdfIndex::layout(double arena_per_term) {
+  // Table and arena share 90% of the budget so that both fill up at about
+  // the same time, at the arena bytes per term the last flush saw.
+  const double avail = 0.9 * static_cast<double>(budget_) -
+                       static_cast<double>(front_.size() * sizeof(uint64_t));
+  const double terms = std::max(0.0, avail / (sizeof(TermSlot) / kMaxLoad + arena_per_term));
+  cap_ = std::max<size_t>(256, static_cast<size_t>(terms / kMaxLoad) + kAddsPerFullCheck + 1);
+  limit_ = static_cast<size_t>(static_cast<double>(cap_) * kMaxLoad);
+  slots_ = reinterpret_cast<TermSlot*>(region_);
+  const size_t table_bytes = (cap_ * sizeof(TermSlot) + 63) & ~size_t{63};
+  std::memset(region_, 0, table_bytes);
+  arena_ = region_ + table_bytes;
+  const size_t soft = static_cast<size_t>(0.9 * static_cast<double>(budget_));
+  arena_cap_ = soft > table_bytes + front_.size() * sizeof(uint64_t)
+                   ? soft - table_bytes - front_.size() * sizeof(uint64_t)
+                   : 0;
+  arena_used_ = kUnit;  // unit 0 means none
 }
 
-TermEntry* TfIdfIndex::make_entry(const TermKey& k) {
-  // The bytes are rounded up to whole words, so that the copy below may
-  // store whole words.
-  auto* e = static_cast<TermEntry*>(arena_.alloc(sizeof(TermEntry) + ((k.n + 7) & ~size_t{7})));
-  *e = TermEntry{k.prefix, static_cast<uint32_t>(k.n), 0, UINT32_MAX, 0, nullptr};
-  // Most terms are 16 bytes or less: two word stores instead of a call.
-  char* b = reinterpret_cast<char*>(e + 1);
-  if (k.n <= 8) {
-    std::memcpy(b, &k.prefix, 8);
-  } else if (k.n <= 16) {
-    std::memcpy(b, &k.prefix, 8);
-    std::memcpy(b + k.n - 8, k.p + k.n - 8, 8);
-  } else {
-    std::memcpy(b, k.p, k.n);
+uint32_t TfIdfIndex::alloc(size_t bytes) {
+  const size_t at = arena_used_;
+  const size_t end = at + round8(bytes);
+  // full() keeps this from happening when callers check it as they must.
+  if (end > region_bytes_ - static_cast<size_t>(arena_ - region_))
+    fail(SCIPIS_E_INTERNAL, "TF-IDF index arena overrun (full() not checked)");
+  arena_used_ = end;
+  return static_cast<uint32_t>(at / kUnit);
+}
+
+TermSlot* TfIdfIndex::lookup(const TermKey& k, uint32_t tag) {
+  size_t i = home(k.hash);
+  while (true) {
+    TermSlot& s = slots_[i];
+    if (matches(s, tag, k)) return &s;
+    if (!s.tag) break;
+    i = next(i);
   }
-  order_.push_back(e);
+  if (terms_ + 1 >= cap_)
+    fail(SCIPIS_E_INTERNAL, "TF-IDF index table overrun (full() not checked)");
+  TermSlot& s = slots_[i];
+  s = TermSlot{k.prefix, tag, 0, UINT32_MAX, 0, 0, 0};
+  if (k.n > 8) {
+    s.bytes = alloc(k.n);
+    std::memcpy(unit(s.bytes), k.p, k.n);
+  }
+  terms_++;
   term_bytes_ += k.n;
   if (sketch_) sketch_->add(k.hash);
-  return e;
+  return &s;
 }
 
-TermEntry* TfIdfIndex::lookup(const TermKey& k) {
-  auto [it, inserted] = table_.try_emplace(k.hash, nullptr);
-  if (!inserted) {
-    if (TermEntry* e = among(it->second, k)) return e;
-  }
-  TermEntry* e = make_entry(k);
-  if (it->second) same_hash_[e] = it->second;
-  it->second = e;
-  return e;
-}
-
-void TfIdfIndex::start_document(TermEntry* e, uint32_t rel, uint32_t count) {
+void TfIdfIndex::start_document(TermSlot* e, uint32_t rel, uint32_t count) {
   if (e->cur_tf) {
-    if (!e->tail || e->tail->fill == static_cast<uint32_t>(depth_)) {
-      auto* c = static_cast<TfChunk*>(
-          arena_.alloc(sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth_)));
+    TfChunk* c = e->tail ? chunk(e->tail) : nullptr;
+    if (!c || c->fill == static_cast<uint32_t>(depth_)) {
+      const uint32_t u = alloc(chunk_bytes_);
+      c = chunk(u);
       c->prev = e->tail;
       c->fill = 0;
-      e->tail = c;
+      e->tail = u;
     }
-    uint32_t* s = seqs(e->tail);
-    const uint32_t slot = e->tail->fill++;
+    uint32_t* s = seqs(c);
+    const uint32_t slot = c->fill++;
     s[slot] = e->cur_seq;
     s[depth_ + slot] = e->cur_tf;
   }
@@ -93,29 +116,19 @@ void TfIdfIndex::start_document(TermEntry* e, uint32_t rel, uint32_t count) {
 }
 
 size_t TfIdfIndex::memory() const {
-  return arena_.bytes() + table_.capacity() * kSlotBytes + front_.size() * sizeof(uint64_t) +
-         order_.capacity() * sizeof(TermEntry*);
+  return static_cast<size_t>(arena_ - region_) + arena_used_ + front_.size() * sizeof(uint64_t);
 }
 
 bool TfIdfIndex::full() const {
-  if (table_.empty()) return false;
+  if (terms_ == 0) return false;
   // Relative seqs are 32-bit.
   if (last_rel_ >= kMaxRelSeq - 1) return true;
-  const size_t mem = memory();
-  if (mem * 10 >= budget_ * 9) return true;
-  size_t grow = 0;
-  const size_t cap = table_.capacity();
-  if (table_.size() + 1 > cap - cap / 8) grow += (cap + 1) * kSlotBytes;
-  if (order_.size() == order_.capacity())
-    grow += std::max<size_t>(order_.capacity(), 1) * sizeof(TermEntry*);
-  if (grow && mem + grow > budget_) return true;
-  // The next chunk or term may need a fresh arena page.
-  return mem + arena_.page_size() > budget_;
+  return terms_ + kAddsPerFullCheck >= limit_ || arena_used_ >= arena_cap_;
 }
 
 void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
                            std::vector<OutBuffer>& metas) const {
-  const size_t n = order_.size();
+  const size_t n = terms_;
   const uint64_t sf = static_cast<uint64_t>(split_factor);
 
   // Dictionary order: by split (a counting sort), then by hash (a radix
@@ -133,13 +146,16 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
   // powers of two.
   const bool pow2 = (sf & (sf - 1)) == 0;
   auto split_of = [&](uint64_t h) { return pow2 ? h & (sf - 1) : h % sf; };
-  for (size_t i = 0; i < n; i++) {
-    const TermEntry* e = order_[i];
-    const uint64_t h = fnv1a(e->term());
-    keys[i] = KeyIndex{h, reinterpret_cast<uintptr_t>(e)};
+  for (size_t i = 0, at = 0; i < cap_; i++) {
+    // The bytes of long terms lie in the arena in the order they came.
+    if (i + 16 < cap_ && slots_[i + 16].len() > 8) __builtin_prefetch(unit(slots_[i + 16].bytes));
+    const TermSlot& e = slots_[i];
+    if (!e.tag) continue;
+    const uint64_t h = fnv1a({term_bytes(e), e.len()});
+    keys[at++] = KeyIndex{h, i};
     const uint64_t split = split_of(h);
     per_split[split + 1]++;
-    split_bytes[split] += e->len;
+    split_bytes[split] += e.len();
   }
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
   {
@@ -147,7 +163,11 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
     for (size_t i = 0; i < n; i++) sorted[at[split_of(keys[i].key)]++] = keys[i];
   }
   KeyIndex* const scratch = keys;  // keys are all in sorted now
-  auto entry_of = [](const KeyIndex& k) { return reinterpret_cast<const TermEntry*>(k.value); };
+  auto entry_of = [&](const KeyIndex& k) { return &slots_[k.value]; };
+  auto term_of = [&](const KeyIndex& k) {
+    const TermSlot* e = entry_of(k);
+    return std::string_view(term_bytes(*e), e->len());
+  };
 
   // Worst cases: a varint takes 5 (u32) or 10 bytes, a block's crc 4.
   data.reset(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5));
@@ -164,7 +184,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
       while (end != last && end->key == run->key) ++end;
       if (end - run > 1)
         std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
-          return entry_of(x)->term() < entry_of(y)->term();
+          return term_of(x) < term_of(y);
         });
       run = end;
     }
@@ -179,19 +199,23 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
       // Entries come in hash order, from anywhere in the arena: load the
       // entry 32 terms ahead, its last TF array 16 ahead.
       if (k + 32 < last) __builtin_prefetch(entry_of(k[32]));
-      if (k + 16 < last && entry_of(k[16])->tail) __builtin_prefetch(entry_of(k[16])->tail);
-      const TermEntry* e = entry_of(*k);
+      if (k + 16 < last) {
+        const TermSlot* ahead = entry_of(k[16]);
+        if (ahead->tail) __builtin_prefetch(unit(ahead->tail));
+        if (ahead->len() > 8) __builtin_prefetch(unit(ahead->bytes));
+      }
+      const TermSlot* e = entry_of(*k);
       char* const start = out;
       out = write_varint(out, e->df);
       uint64_t prev = 0;
       chain.clear();
-      for (const TfChunk* c = e->tail; c; c = c->prev) {
-        if (c->prev) __builtin_prefetch(c->prev);
-        chain.push_back(c);
+      for (uint32_t u = e->tail; u; u = chunk(u)->prev) {
+        if (chunk(u)->prev) __builtin_prefetch(chunk(chunk(u)->prev));
+        chain.push_back(chunk(u));
       }
       for (size_t ci = chain.size(); ci-- > 0;) {
         const TfChunk* c = chain[ci];
-        const uint32_t* sq = reinterpret_cast<const uint32_t*>(c + 1);
+        const uint32_t* sq = seqs(c);
         for (uint32_t j = 0; j < c->fill; j++) {
           const uint64_t seq = base_seq_ + sq[j];
           out = write_varint(out, seq - prev);
@@ -204,9 +228,10 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
       out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
 
       offs = write_u32(offs, static_cast<uint32_t>(w - entries));
-      *w++ = static_cast<char>(e->len);
-      std::memcpy(w, e->bytes(), e->len);
-      w += e->len;
+      const uint32_t len = e->len();
+      *w++ = static_cast<char>(len);
+      std::memcpy(w, term_bytes(*e), len);
+      w += len;
       w = write_varint(w, static_cast<uint64_t>(start - base));
       w = write_varint(w, static_cast<uint64_t>(out - start));
       w = write_varint(w, e->df);
@@ -229,18 +254,16 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
 }
 
 void TfIdfIndex::clear() {
-  same_hash_.clear();
-  last_terms_ = table_.size();
-  table_.clear();
-  order_.clear();
-  arena_.reset();
+  const double per_term = terms_ ? static_cast<double>(arena_used_) / static_cast<double>(terms_)
+                                 : kArenaPerTermGuess;
+  terms_ = 0;
   postings_ = 0;
   term_bytes_ = 0;
   last_rel_ = 0;
   base_seq_ = UINT64_MAX;
   std::fill(front_.begin(), front_.end(), 0);
   epoch_++;
-  reserve();
+  layout(per_term);
 }
 
 }  // namespace scipis

@@ -264,7 +264,7 @@ void Pipeline::indexer_loop(int id) {
           size_t batched = 0;
           auto add_batch = [&] {
             tf.add_batch(batch, counts, batched, cur.seq, [&] {
-              if ((++since_check & 31) == 0 && tf.full()) flush();
+              if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
             });
             batched = 0;
           };
