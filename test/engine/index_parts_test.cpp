@@ -1,6 +1,6 @@
 // The in-memory index's parts checked against plain standard-library
-// equivalents: the radix sort against std::sort, the block counter against
-// a std::map of token counts, the token hash's prefix against its bytes.
+// equivalents: the TF-IDF index and the block counter against std::maps,
+// the token hash's prefix against its bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,30 +11,80 @@
 #include <vector>
 
 #include "index/block_counter.h"
-#include "index/radix_sort.h"
+#include "index/segment_format.h"
 #include "index/segment_reader.h"
 #include "index/tfidf_index.h"
 #include "util/bytes.h"
 
-using scipis::KeyIndex;
-
-TEST(RadixSort, OrdersLikeStdSort) {
-  std::mt19937_64 rng(7);
-  for (size_t n : {0, 1, 2, 3, 100, 4096, 70000}) {
-    std::vector<KeyIndex> v(n), scratch(n);
-    for (size_t i = 0; i < n; i++) {
-      uint64_t k = rng();
-      // Many keys share their top half, some share everything.
-      if (i % 3 == 0) k = (k & 0xffffffffull) | 0x1234567800000000ull;
-      if (i % 7 == 0) k = 42;
-      v[i] = KeyIndex{k, i};
+// Random terms (short and long, many sharing their first words) in random
+// documents, through budgets small enough for dozens of flushes, checking
+// full() as often as the pipeline does: every flush's dictionary must be in
+// order, each term in its split and found by TfMeta::find, and the union
+// of the flushes' postings must equal a map's.
+TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
+  std::mt19937_64 rng(11);
+  std::vector<std::string> vocab;
+  for (int i = 0; i < 3000; i++) {
+    const size_t len = i % 10 == 0 ? 1 + rng() % 255 : 1 + rng() % 24;
+    std::string t(len, 'a');
+    for (size_t j = 0; j < len; j++) t[j] = "abc0_\x81"[rng() % 6];
+    if (i % 5 == 0 && len > 8) t.replace(0, 8, "commonpf");
+    vocab.push_back(t);
+  }
+  for (uint64_t budget : {uint64_t{65536}, uint64_t{1} << 18, uint64_t{4} << 20}) {
+    for (int depth : {1, 3, 8}) {
+      for (int sf : {1, 7, 16}) {
+        scipis::TfIdfIndex tf(budget, depth);
+        std::map<std::string, std::map<uint64_t, uint32_t>> want, got;
+        scipis::OutBuffer data;
+        std::vector<scipis::OutBuffer> metas;
+        int flushes = 0;
+        auto flush = [&] {
+          tf.serialise(sf, data, metas);
+          tf.clear();
+          flushes++;
+          ASSERT_EQ(metas.size(), static_cast<size_t>(sf));
+          for (int s = 0; s < sf; s++) {
+            scipis::TfMeta meta("meta", std::string(metas[s].view()));
+            for (size_t i = 0; i < meta.size(); i++) {
+              const std::string t(meta.term_at(i));
+              const uint64_t h = scipis::dict_hash(t);
+              ASSERT_EQ(scipis::dict_split(h, static_cast<uint32_t>(sf)), static_cast<uint32_t>(s));
+              if (i) {
+                const std::string prev(meta.term_at(i - 1));
+                const uint64_t hp = scipis::dict_hash(prev);
+                ASSERT_TRUE(hp < h || (hp == h && prev < t)) << "out of order at " << i;
+              }
+              auto ref = meta.find(t);
+              ASSERT_TRUE(ref.has_value()) << t;
+              std::vector<scipis::Posting> postings;
+              scipis::decode_postings("data", data.view().substr(ref->offset, ref->len), ref->df,
+                                      UINT64_MAX, postings);
+              for (const auto& p : postings) {
+                ASSERT_EQ(got[t].count(p.seq), 0u);
+                got[t][p.seq] = p.tf;
+              }
+            }
+          }
+        };
+        uint32_t since = 0;
+        for (uint64_t doc = 0; doc < 400; doc++) {
+          const size_t distinct = 1 + rng() % 120;
+          std::map<std::string, uint32_t> counts;
+          for (size_t i = 0; i < distinct; i++) counts[vocab[rng() % vocab.size()]] += 1 + rng() % 3;
+          for (const auto& [t, c] : counts) {
+            tf.add(scipis::TermKey::of(t), doc, c);
+            want[t][doc] += c;
+            if (++since % scipis::TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
+          }
+        }
+        if (!tf.empty()) flush();
+        EXPECT_EQ(got, want) << "budget " << budget << " depth " << depth << " sf " << sf;
+        if (budget == 65536) {
+          EXPECT_GT(flushes, 10);
+        }
+      }
     }
-    std::vector<KeyIndex> want = v;
-    std::stable_sort(want.begin(), want.end(),
-                     [](const KeyIndex& a, const KeyIndex& b) { return a.key < b.key; });
-    scipis::radix_sort(v.data(), n, scratch.data());
-    ASSERT_EQ(v.size(), want.size());
-    for (size_t i = 0; i < n; i++) ASSERT_EQ(v[i].key, want[i].key) << "n=" << n << " i=" << i;
   }
 }
 

@@ -3,7 +3,8 @@
 //   magic[8] version:u32 aux:u32 count:u64 body_crc:u32 header_crc:u32
 // TF data:   posting blocks, each  varint n, n x (varint seq_delta, varint tf),
 //            u32 crc32c of the block; located by the TF metadata.
-// TF meta:   split `aux`; u32 offsets[count], then entries sorted by term:
+// TF meta:   split `aux`; u32 offsets[count], then entries in dictionary
+//            order (dict_hash, then bytes where hashes tie):
 //            u8 len, term, varint block_offset, varint block_len, varint df.
 // File data: count records (u64 seq, u64 size, i64 mtime_ns, u64 tokens,
 //            u32 path_len), then the paths back to back.
@@ -14,9 +15,12 @@
 #include <string>
 #include <string_view>
 
+#include "util/bytes.h"
+
 namespace scipis {
 
-constexpr uint32_t kFormatVersion = 1;
+// 2: the TF dictionary is ordered and split by dict_hash (was FNV-1a).
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kFileRecordSize = 36;
 
@@ -25,6 +29,15 @@ inline constexpr char kMagicTfMeta[] = "SCIPISTM";
 inline constexpr char kMagicFileData[] = "SCIPISFD";
 inline constexpr char kMagicFileMeta[] = "SCIPISFM";
 inline constexpr char kMagicManifest[] = "SCIPISMF";
+
+// The TF dictionary's order: by dict_hash, then by bytes. Split s of sf
+// holds the hashes with (h * sf) >> 64 == s, a consecutive range of that
+// order. It is token_hash, the indexers' own in-memory hash, so that the
+// table a flush reads is nearly in dictionary order already.
+inline uint64_t dict_hash(std::string_view term) { return token_hash(term.data(), term.size()); }
+inline uint32_t dict_split(uint64_t h, uint32_t sf) {
+  return static_cast<uint32_t>((static_cast<unsigned __int128>(h) * sf) >> 64);
+}
 
 struct FileHeader {
   uint32_t aux = 0;

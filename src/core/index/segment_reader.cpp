@@ -46,12 +46,12 @@ TermRef TfMeta::ref_at(size_t i) const {
 }
 
 std::optional<TermRef> TfMeta::find(std::string_view term) const {
-  const uint64_t h = fnv1a(term);
+  const uint64_t h = dict_hash(term);
   size_t lo = 0, hi = offsets_.size();
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     std::string_view t = term_at(mid);
-    const uint64_t hm = fnv1a(t);
+    const uint64_t hm = dict_hash(t);
     if (hm == h && t == term) return ref_at(mid);
     if (hm < h || (hm == h && t < term))
       lo = mid + 1;

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "index/huge_pages.h"
-#include "index/radix_sort.h"
 #include "index/segment_format.h"
 #include "index/tokenizer.h"
 #include "util/bytes.h"
@@ -126,48 +125,84 @@ bool TfIdfIndex::full() const {
   return terms_ + kAddsPerFullCheck >= limit_ || arena_used_ >= arena_cap_;
 }
 
+// The table's slot order is nearly the dictionary order already: a term
+// sits at or after its home slot, homes ascend with the hash, and a run of
+// occupied slots is never crossed by a term from outside it. Read from an
+// empty slot e0 round the table, sorting each run by hash, the terms come
+// in hash order rotated to begin at the first hash whose home is e0; one
+// rotation finishes the order. A table filled with other hashes (tests
+// force some) is caught by the check that follows and sorted in full.
+size_t TfIdfIndex::dictionary_order(KeyIndex* keys) const {
+  size_t e0 = 0;
+  while (slots_[e0].tag) e0++;
+  const uint64_t hb = static_cast<uint64_t>(
+      ((static_cast<unsigned __int128>(e0) << 64) + cap_ - 1) / cap_);
+  auto term_of = [&](const KeyIndex& k) {
+    return std::string_view(term_bytes(slots_[k.value]), slots_[k.value].len());
+  };
+  auto before_from_e0 = [&](const KeyIndex& x, const KeyIndex& y) {
+    if (x.key != y.key) return x.key - hb < y.key - hb;
+    return term_of(x) < term_of(y);
+  };
+  size_t at = 0, run = 0;
+  for (size_t i = e0, seen = 0; seen <= cap_; seen++, i = next(i)) {
+    const size_t ahead = i + 16 < cap_ ? i + 16 : i + 16 - cap_;
+    if (slots_[ahead].len() > 8) __builtin_prefetch(unit(slots_[ahead].bytes));
+    const TermSlot& e = slots_[i];
+    if (e.tag) {
+      keys[at++] = KeyIndex{dict_hash({term_bytes(e), e.len()}), i};
+      continue;
+    }
+    if (at - run > 1) {
+      if (at - run <= 16) {
+        for (size_t j = run + 1; j < at; j++)
+          for (size_t m = j; m > run && before_from_e0(keys[m], keys[m - 1]); m--)
+            std::swap(keys[m], keys[m - 1]);
+      } else {
+        std::sort(keys + run, keys + at, before_from_e0);
+      }
+    }
+    run = at;
+  }
+  // Hashes at or above hb came first; the smaller ones wrap round to them.
+  const size_t wrap = static_cast<size_t>(
+      std::partition_point(keys, keys + at, [&](const KeyIndex& k) { return k.key >= hb; }) -
+      keys);
+  std::rotate(keys, keys + wrap, keys + at);
+  auto before = [&](const KeyIndex& x, const KeyIndex& y) {
+    if (x.key != y.key) return x.key < y.key;
+    return term_of(x) < term_of(y);
+  };
+  for (size_t j = 1; j < at; j++) {
+    if (before(keys[j], keys[j - 1])) {
+      std::sort(keys, keys + at, before);
+      break;
+    }
+  }
+  return at;
+}
+
 void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
                            std::vector<OutBuffer>& metas) const {
   const size_t n = terms_;
-  const uint64_t sf = static_cast<uint64_t>(split_factor);
+  const uint32_t sf = static_cast<uint32_t>(split_factor);
 
-  // Dictionary order: by split (a counting sort), then by hash (a radix
-  // sort), then by term where hashes tie. One pass in that order then
-  // writes each term's posting block and its dictionary entry, straight
-  // into the output buffers: no staging copy, and the posting blocks of a
-  // key range lie together in the data file.
+  // One pass in dictionary order writes each term's posting block and its
+  // dictionary entry, straight into the output buffers: no staging copy,
+  // and the posting blocks of a key range lie together in the data file.
   sort_keys_.reset(n * sizeof(KeyIndex));
-  sort_out_.reset(n * sizeof(KeyIndex));
-  auto* keys = reinterpret_cast<KeyIndex*>(sort_keys_.data());
-  auto* sorted = reinterpret_cast<KeyIndex*>(sort_out_.data());
-  std::vector<size_t> per_split(sf + 1, 0);
+  auto* const sorted = reinterpret_cast<KeyIndex*>(sort_keys_.data());
+  if (dictionary_order(sorted) != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
+  // Splits are consecutive ranges of that order.
+  std::vector<size_t> per_split(size_t{sf} + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
-  // A division per term shows in the profile; split factors are usually
-  // powers of two.
-  const bool pow2 = (sf & (sf - 1)) == 0;
-  auto split_of = [&](uint64_t h) { return pow2 ? h & (sf - 1) : h % sf; };
-  for (size_t i = 0, at = 0; i < cap_; i++) {
-    // The bytes of long terms lie in the arena in the order they came.
-    if (i + 16 < cap_ && slots_[i + 16].len() > 8) __builtin_prefetch(unit(slots_[i + 16].bytes));
-    const TermSlot& e = slots_[i];
-    if (!e.tag) continue;
-    const uint64_t h = fnv1a({term_bytes(e), e.len()});
-    keys[at++] = KeyIndex{h, i};
-    const uint64_t split = split_of(h);
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t split = dict_split(sorted[i].key, sf);
     per_split[split + 1]++;
-    split_bytes[split] += e.len();
+    split_bytes[split] += slots_[sorted[i].value].len();
   }
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
-  {
-    std::vector<size_t> at(per_split.begin(), per_split.end() - 1);
-    for (size_t i = 0; i < n; i++) sorted[at[split_of(keys[i].key)]++] = keys[i];
-  }
-  KeyIndex* const scratch = keys;  // keys are all in sorted now
   auto entry_of = [&](const KeyIndex& k) { return &slots_[k.value]; };
-  auto term_of = [&](const KeyIndex& k) {
-    const TermSlot* e = entry_of(k);
-    return std::string_view(term_bytes(*e), e->len());
-  };
 
   // Worst cases: a varint takes 5 (u32) or 10 bytes, a block's crc 4.
   data.reset(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5));
@@ -176,18 +211,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
   metas.resize(sf);  // buffers handed in are reused
   std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
   for (size_t s = 0; s < sf; s++) {
-    KeyIndex* first = sorted + per_split[s];
-    KeyIndex* last = sorted + per_split[s + 1];
-    radix_sort(first, static_cast<size_t>(last - first), scratch);
-    for (KeyIndex* run = first; run != last;) {
-      KeyIndex* end = run + 1;
-      while (end != last && end->key == run->key) ++end;
-      if (end - run > 1)
-        std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
-          return term_of(x) < term_of(y);
-        });
-      run = end;
-    }
+    const KeyIndex* first = sorted + per_split[s];
+    const KeyIndex* last = sorted + per_split[s + 1];
     const size_t count = static_cast<size_t>(last - first);
     OutBuffer& m = metas[s];
     m.reset(kHeaderSize + count * (4 + 1 + 10 + 10 + 5) + split_bytes[s]);
@@ -196,8 +221,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
     char* const entries = body + count * 4;
     char* w = entries;
     for (const KeyIndex* k = first; k != last; ++k) {
-      // Entries come in hash order, from anywhere in the arena: load the
-      // entry 32 terms ahead, its last TF array 16 ahead.
+      // Slots come nearly in table order, their TF arrays and long terms'
+      // bytes from anywhere in the arena: load the slot 32 terms ahead, the
+      // rest 16 ahead.
       if (k + 32 < last) __builtin_prefetch(entry_of(k[32]));
       if (k + 16 < last) {
         const TermSlot* ahead = entry_of(k[16]);

@@ -182,6 +182,13 @@ class TfIdfIndex {
   TermSlot* lookup(const TermKey& k, uint32_t tag);
   void start_document(TermSlot* e, uint32_t rel, uint32_t count);
   void layout(double arena_per_term);
+  // A term's dictionary hash and slot number.
+  struct KeyIndex {
+    uint64_t key;
+    uint64_t value;
+  };
+  // Fills keys with every term in dictionary order; returns their number.
+  size_t dictionary_order(KeyIndex* keys) const;
 
   static constexpr size_t kUnit = 8;  // arena offsets count 8-byte units
 
@@ -209,7 +216,7 @@ class TfIdfIndex {
   uint32_t last_rel_ = 0;
   uint64_t base_seq_ = UINT64_MAX;  // seqs stored relative to the first
   // Sort scratch of serialise, kept from one flush to the next.
-  mutable OutBuffer sort_keys_, sort_out_;
+  mutable OutBuffer sort_keys_;
 };
 
 }  // namespace scipis

@@ -5,6 +5,7 @@
 #include <queue>
 #include <string>
 
+#include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/error.h"
 
@@ -76,7 +77,7 @@ std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms, int6
   const size_t ni = c.indexer_count();
   std::vector<uint32_t> split(nt);
   for (size_t t = 0; t < nt; t++)
-    split[t] = static_cast<uint32_t>(fnv1a(terms[t].term) % m.split_factor);
+    split[t] = dict_split(dict_hash(terms[t].term), m.split_factor);
 
   // postings[i][t]: term t in partial index i.
   std::vector<std::vector<std::vector<Posting>>> postings(ni, std::vector<std::vector<Posting>>(nt));
