@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 #include "index/tokenizer.h"
 #include "util/bytes.h"
@@ -18,31 +18,35 @@ class BlockCounter {
  public:
   // 2^bits slots; drain when full() (half of them used).
   explicit BlockCounter(int bits = 14)
-      : slots_(size_t{1} << bits), offsets_(size_t{1} << bits), mask_((size_t{1} << bits) - 1) {
-    used_.reserve(slots_.size() / 2);
-  }
+      : mask_((size_t{1} << bits) - 1),
+        limit_(size_t{1} << (bits - 1)),
+        slots_(new Slot[size_t{1} << bits]()),
+        tails_(new uint64_t[size_t{1} << bits]),
+        offsets_(new uint32_t[size_t{1} << bits]),
+        used_(new uint32_t[size_t{1} << (bits - 1)]) {}
 
   // Counts the token at base+off of n bytes (n <= 255); prefix, tail and
   // hash as in BlockToken (short_token_hash: the slot index takes its low
   // bits, the tag its high ones).
-  void add(const char* base, uint32_t off, size_t n, uint64_t prefix, uint64_t tail,
-           uint64_t hash) {
-    // The tag keeps hash bits the slot index does not use, and the length.
+  __attribute__((always_inline)) void add(const char* base, uint32_t off, size_t n,
+                                          uint64_t prefix, uint64_t tail, uint64_t hash) {
+    // The tag keeps hash bits the slot index does not use, and the length;
+    // with the prefix it identifies a token of up to 8 bytes (the prefix is
+    // zero-padded), so most repeats read one 16-byte slot and nothing else.
     const uint32_t tag = (static_cast<uint32_t>(hash >> 32) & ~0xffu) | static_cast<uint32_t>(n);
     size_t i = hash & mask_;
     while (true) {
       Slot& s = slots_[i];
-      // First and last words equal: the bytes between are compared only
-      // for tokens longer than 16.
-      if (s.tag == tag && s.prefix == prefix && s.tail == tail &&
-          (n <= 16 || std::memcmp(base + offsets_[i] + 8, base + off + 8, n - 16) == 0)) {
-        s.count++;
-        return;
-      }
-      if (s.tag == 0) {
-        s = Slot{prefix, tail, tag, 1};
+      if (s.tag == tag && s.prefix == prefix) {
+        if (__builtin_expect(n <= 8, 1) || same_rest(base, i, off, n, tail)) {
+          s.count++;
+          return;
+        }
+      } else if (s.tag == 0) {
+        s = Slot{prefix, tag, 1};
+        tails_[i] = tail;
         offsets_[i] = off;
-        used_.push_back(static_cast<uint32_t>(i));
+        used_[used_n_++] = static_cast<uint32_t>(i);
         return;
       }
       i = (i + 1) & mask_;
@@ -50,13 +54,12 @@ class BlockCounter {
   }
   // Counts the tokens t[0..nt) of the block at base (tokenize_block's),
   // calling drain() whenever the counter is full; each token's slot is
-  // prefetched a few tokens before its add. Always inlined: in the
-  // caller's loop, where the counter is a local object, the compiler keeps
-  // its fields in registers across the counts (as a call, with
-  // -fno-strict-aliasing, it reloads them after every count; token_bench
-  // measured that markedly slower).
+  // prefetched a few tokens before its add. Always inlined into the
+  // caller's loop: token_bench measured both a separately compiled loop
+  // and one over local copies of the fields slower.
   template <typename Drain>
-  __attribute__((always_inline)) void add_tokens(const char* base, const BlockToken* t, size_t nt, Drain&& drain) {
+  __attribute__((always_inline)) void add_tokens(const char* base, const BlockToken* t, size_t nt,
+                                                 Drain&& drain) {
     constexpr size_t kAhead = 8;
     for (size_t i = 0; i < nt && i < kAhead; i++) prefetch(t[i].hash);
     for (size_t i = 0; i < nt; i++) {
@@ -67,33 +70,43 @@ class BlockCounter {
   }
   // Loads the slot a later add of this hash starts at.
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
-  bool full() const { return used_.size() >= slots_.size() / 2; }
-  bool empty() const { return used_.empty(); }
+  bool full() const { return used_n_ >= limit_; }
+  bool empty() const { return used_n_ == 0; }
 
   // Calls f(p, n, prefix, count) for every distinct term counted since the
   // last drain, in first-seen order, then forgets them.
   template <typename F>
   void drain(const char* base, F&& f) {
-    for (uint32_t i : used_) {
+    for (size_t k = 0; k < used_n_; k++) {
+      const uint32_t i = used_[k];
       Slot& s = slots_[i];
       f(base + offsets_[i], static_cast<size_t>(s.tag & 0xffu), s.prefix, s.count);
       s.tag = 0;
     }
-    used_.clear();
+    used_n_ = 0;
   }
 
  private:
-  // A repeat of a token touches its slot only.
+  // A repeat of a token of up to 8 bytes touches its slot only.
   struct Slot {
     uint64_t prefix;
-    uint64_t tail;
     uint32_t tag;  // 0: empty
     uint32_t count;
   };
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> offsets_;  // of each term's first occurrence in the block
-  std::vector<uint32_t> used_;
+  // Slot i holds the n-byte token at base+off when n > 8 too: equal last
+  // words, and for n > 16 equal bytes between.
+  bool same_rest(const char* base, size_t i, uint32_t off, size_t n, uint64_t tail) const {
+    return tails_[i] == tail &&
+           (n <= 16 || std::memcmp(base + offsets_[i] + 8, base + off + 8, n - 16) == 0);
+  }
+
   size_t mask_;
+  size_t limit_;  // full() at this many distinct terms
+  size_t used_n_ = 0;
+  std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<uint64_t[]> tails_;     // the last word of a token longer than 8
+  std::unique_ptr<uint32_t[]> offsets_;   // of each term's first occurrence in the block
+  std::unique_ptr<uint32_t[]> used_;      // slots in first-seen order
 };
 
 }  // namespace scipis

@@ -21,10 +21,13 @@ Tokenizer::Tokenizer(const unsigned char delimiter[256]) {
   for (int h = 0; h < 16; h++) bit_of_[h] = static_cast<unsigned char>(1u << (h & 7));
   sse_ = __builtin_cpu_supports("sse4.1");
   popcnt_ = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi");
+  avx2_ = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
 void Tokenizer::classify(unsigned char* p, size_t n, uint64_t* bits) const {
-  if (sse_)
+  if (avx2_)
+    classify_avx2(p, n, bits);
+  else if (sse_)
     classify_sse(p, n, bits);
   else
     classify_scalar(p, n, bits);
@@ -77,7 +80,57 @@ __attribute__((target("sse4.1"), always_inline)) inline uint64_t classify64(
          classify16(t, q + 32) << 32 | classify16(t, q + 48) << 48;
 }
 
+// classify16 on 32 bytes: the tables in both lanes.
+struct AvxTables {
+  __m256i lo_rows, hi_rows, bit_of;
+};
+
+__attribute__((target("avx2"), always_inline)) inline uint64_t classify32(
+    const AvxTables& t, unsigned char* q) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i shift_upper = _mm256_set1_epi8(0x3f);
+  const __m256i upper_limit = _mm256_set1_epi8(-102);
+  const __m256i case_bit = _mm256_set1_epi8(0x20);
+  __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+  __m256i lo = _mm256_and_si256(v, nibble);
+  __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+  __m256i row = _mm256_blendv_epi8(_mm256_shuffle_epi8(t.lo_rows, lo),
+                                   _mm256_shuffle_epi8(t.hi_rows, lo), v);
+  __m256i delim = _mm256_cmpeq_epi8(_mm256_and_si256(row, _mm256_shuffle_epi8(t.bit_of, hi)),
+                                    _mm256_setzero_si256());
+  __m256i upper = _mm256_cmpgt_epi8(upper_limit, _mm256_add_epi8(v, shift_upper));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
+                      _mm256_or_si256(v, _mm256_and_si256(upper, case_bit)));
+  return static_cast<uint32_t>(~_mm256_movemask_epi8(delim));
+}
+
+__attribute__((target("avx2"), always_inline)) inline uint64_t classify64(
+    const AvxTables& t, unsigned char* q) {
+  return classify32(t, q) | classify32(t, q + 32) << 32;
+}
+
 }  // namespace
+
+__attribute__((target("avx2"))) void Tokenizer::classify_avx2(
+    unsigned char* p, size_t n, uint64_t* bits) const {
+  const AvxTables t{
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(row_lo_))),
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(row_hi_))),
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(bit_of_)))};
+  size_t w = 0;
+  for (; (w + 1) * 64 <= n; w++) bits[w] = classify64(t, p + w * 64);
+  const size_t done = w * 64;
+  if (done < n) {
+    // The tail goes through a local copy: nothing past n is read or written.
+    alignas(32) unsigned char tail[64];
+    const size_t m = n - done;
+    std::memcpy(tail, p + done, m);
+    std::memset(tail + m, 0, 64 - m);
+    const uint64_t word = classify64(t, tail);
+    std::memcpy(p + done, tail, m);
+    bits[w] = word & ((uint64_t{1} << m) - 1);
+  }
+}
 
 __attribute__((target("sse4.1"))) void Tokenizer::classify_sse(
     unsigned char* p, size_t n, uint64_t* bits) const {
@@ -143,6 +196,50 @@ __attribute__((target("popcnt,bmi"))) size_t flatten_fast(const uint64_t* bits, 
   return flatten_body(bits, words, at, top, out);
 }
 
+// The positions of the set bits of each byte value, for flatten_avx2.
+struct EdgeTable {
+  alignas(64) unsigned char pos[256][8];
+};
+constexpr EdgeTable make_edge_table() {
+  EdgeTable t{};
+  for (int b = 0; b < 256; b++) {
+    int n = 0;
+    for (int i = 0; i < 8; i++)
+      if (b >> i & 1) t.pos[b][n++] = static_cast<unsigned char>(i);
+  }
+  return t;
+}
+constexpr EdgeTable kEdgeTable = make_edge_table();
+
+// Log text has an edge every few bytes, so a word's edge count is often
+// above sixteen and varies, and flatten_body's last loop mispredicts: this
+// writes eight positions per byte of the word from a table, without
+// branches, and advances by the byte's popcount.
+__attribute__((target("avx2,popcnt"))) size_t flatten_avx2(const uint64_t* bits, size_t words,
+                                                           uint32_t at, uint64_t& top,
+                                                           uint32_t* out) {
+  uint32_t* o = out;
+  const __m256i eight = _mm256_set1_epi32(8);
+  uint64_t carry = top;
+  for (size_t w = 0; w < words; w++, at += 64) {
+    const uint64_t word = bits[w];
+    const uint64_t e = word ^ ((word << 1) | carry);
+    carry = word >> 63;
+    __m256i base = _mm256_set1_epi32(static_cast<int>(at));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++) {
+      const unsigned b = static_cast<unsigned>(e >> (8 * j)) & 0xff;
+      const __m256i v = _mm256_cvtepu8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kEdgeTable.pos[b])));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_add_epi32(v, base));
+      o += __builtin_popcount(b);
+      base = _mm256_add_epi32(base, eight);
+    }
+  }
+  top = carry;
+  return static_cast<size_t>(o - out);
+}
+
 size_t flatten_plain(const uint64_t* bits, size_t words, uint32_t at, uint64_t& top,
                      uint32_t* out) {
   return flatten_body(bits, words, at, top, out);
@@ -152,8 +249,52 @@ size_t flatten_plain(const uint64_t* bits, size_t words, uint32_t at, uint64_t& 
 
 size_t Tokenizer::flatten_edges(const uint64_t* bits, size_t words, uint32_t at, uint64_t& top,
                                 uint32_t* out) const {
+  if (avx2_) return flatten_avx2(bits, words, at, top, out);
   return popcnt_ ? flatten_fast(bits, words, at, top, out)
                  : flatten_plain(bits, words, at, top, out);
+}
+
+namespace {
+
+// kPrefixMask[n]: the bytes of an n-byte token's first word.
+struct PrefixMasks {
+  uint64_t m[kMaxToken + 1];
+};
+constexpr PrefixMasks make_prefix_masks() {
+  PrefixMasks t{};
+  for (size_t n = 1; n <= kMaxToken; n++)
+    t.m[n] = n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+  return t;
+}
+constexpr PrefixMasks kPrefixMask = make_prefix_masks();
+
+}  // namespace
+
+// The prefix is loaded whole and masked by a table lookup. (Masking the
+// tail likewise instead of branching on len > 8 measured slower: the token
+// stream repeats templates, so the branch predicts well.)
+size_t Tokenizer::build_tokens(const char* base, size_t readable, const uint32_t* e, size_t pairs,
+                               BlockToken* out) const {
+  // Offsets grow: only the last few tokens of a block can start too near
+  // its end, and those are left to the caller.
+  const uint64_t last = readable < 8 ? 0 : readable - 8;
+  while (pairs > 0 && (readable < 8 || e[2 * (pairs - 1)] > last)) pairs--;
+  size_t k = 0;
+  for (; k < pairs; k++) {
+    const uint32_t off = e[2 * k];
+    const uint32_t len = e[2 * k + 1] - off;
+    if (__builtin_expect(len > kMaxToken, 0)) break;
+    const char* t = base + off;
+    const uint64_t pre = load_u64(t) & kPrefixMask.m[len];
+    const uint64_t tail = len > 8 ? load_u64(t + len - 8) : 0;
+    BlockToken& o = out[k];
+    o.off = off;
+    o.len = len;
+    o.prefix = pre;
+    o.tail = tail;
+    o.hash = short_token_hash(t, len, pre, tail);
+  }
+  return k;
 }
 
 }  // namespace scipis
