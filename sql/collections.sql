@@ -39,3 +39,16 @@ FROM scipis_collections;
 SELECT files, tokens, terms FROM scipis_index('loghub');
 SELECT replace(path, :'root', '') AS file, round(score::numeric, 9) AS score
 FROM scipis_search('error', k => 3);
+
+-- A query of 300,000 distinct terms costs time linear in its length: the
+-- timeout fails the test should parsing or merging turn quadratic (minutes).
+SET statement_timeout = '60s';
+CREATE TEMP TABLE many AS
+SELECT * FROM scipis_search((SELECT string_agg('zz' || g, ' ') FROM generate_series(1, 300000) g)
+                            || ' error zz7', 'loghub', NULL);
+RESET statement_timeout;
+SELECT count(*) AS rows, (SELECT count(*) FROM scipis_search('error', 'loghub', NULL)) AS error_rows,
+       (SELECT count(*) FROM (SELECT path, score FROM many
+                              EXCEPT SELECT path, score FROM scipis_search('error', 'loghub', NULL)) d)
+         AS differing
+FROM many;

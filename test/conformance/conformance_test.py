@@ -361,6 +361,21 @@ def make_queries(corp, rng, absent_terms):
         qs.append(Query(join(shape), rng.choice(ks), ("tfidf", "bm25")[i % 2],
                         ("any", "all")[(i // 2) % 2], note="qf>1"))
 
+    # 4b. Many terms (the engine merges any number of posting lists; this
+    # checks the order in which a document's term scores are summed too).
+    for n, match in ((12, "any"), (60, "any"), (400, "any"), (60, "all")):
+        ts = [rng.choice(rng.choice(pools)) for _ in range(n)]
+        qs.append(Query(join(ts), rng.choice(ks), ("tfidf", "bm25")[n % 2], match,
+                        note="%d terms" % n))
+    rich = [d for d in docs if sum(1 for t in d.tf if t in usable) >= 30]
+    if rich:
+        d = rng.choice(rich)
+        dterms = sorted(t.decode("utf-8") for t in d.tf if t in usable)
+        ts = rng.sample(dterms, 30)
+        ts += ts[:5]  # qf 2 for five of them
+        for ranking in ("tfidf", "bm25"):
+            qs.append(Query(join(ts), None, ranking, "all", note="30 co-occurring terms"))
+
     # 5. Mixed case (ASCII letters fold to lower case, other bytes do not).
     cased = [t for t in terms if any("a" <= c <= "z" for c in t)]
     for i in range(12):

@@ -77,7 +77,8 @@ void decode_postings(const std::string& path, std::string_view block,
     uint64_t delta = c.varint();
     uint64_t tf = c.varint();
     if (!c.ok()) break;
-    if ((i && delta == 0) || tf == 0 || tf > UINT32_MAX)
+    // delta >= seq_limit would also wrap seq round and break the order.
+    if ((i && delta == 0) || delta >= seq_limit || tf == 0 || tf > UINT32_MAX)
       fail_corrupt(path, "bad posting");
     seq += delta;
     if (seq >= seq_limit) fail_corrupt(path, "posting names an unknown document");

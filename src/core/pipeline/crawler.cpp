@@ -8,8 +8,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <set>
 #include <utility>
+
+#include "absl/container/flat_hash_set.h"
 
 namespace scipis {
 
@@ -69,7 +70,7 @@ bool list_dir(const std::string& path, bool follow, std::vector<std::string>& na
 }  // namespace
 
 void Crawler::run(std::atomic<uint64_t>& skipped) {
-  std::set<std::pair<dev_t, ino_t>> seen_dirs;
+  absl::flat_hash_set<std::pair<dev_t, ino_t>> seen_dirs;
   std::vector<DirWork> stack;
   stack.push_back({root_, ""});
   bool first = true;

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <queue>
 #include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "index/segment_format.h"
 #include "util/bytes.h"
@@ -14,15 +18,16 @@ namespace scipis {
 std::vector<QueryTerm> parse_query(const Tokenizer& tok, std::string_view query) {
   std::string buf(query);
   std::vector<QueryTerm> terms;
+  // Keys view buf, which is never resized; a hash keeps a query of many
+  // distinct terms linear.
+  absl::flat_hash_map<std::string_view, size_t> seen;
   tok.tokenize_in_place(reinterpret_cast<unsigned char*>(buf.data()), buf.size(),
                         [&](const char* s, size_t n) {
-                          std::string_view t(s, n);
-                          for (auto& q : terms)
-                            if (q.term == t) {
-                              q.qf++;
-                              return;
-                            }
-                          terms.push_back({std::string(t), 1});
+                          auto [it, fresh] = seen.try_emplace(std::string_view(s, n), terms.size());
+                          if (fresh)
+                            terms.push_back({std::string(s, n), 1});
+                          else
+                            terms[it->second].qf++;
                         });
   return terms;
 }
@@ -106,21 +111,26 @@ std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms, int6
     // Top-k heap of this partial index: its root is the worst kept hit.
     std::priority_queue<Ranked, std::vector<Ranked>, decltype(cmp)> heap(cmp);
     std::vector<Ranked> every;
+    // The next posting of each term, smallest (seq, term) first: a
+    // document's terms come out together and in query-term order, so its
+    // score is summed in that order (equal inputs, equal bits) in
+    // O(postings x log terms), however many terms the query has.
     std::vector<size_t> pos(nt, 0);
-    while (true) {
-      uint64_t seq = UINT64_MAX;
-      for (size_t t = 0; t < nt; t++)
-        if (pos[t] < postings[i][t].size()) seq = std::min(seq, postings[i][t][pos[t]].seq);
-      if (seq == UINT64_MAX) break;
+    using Cursor = std::pair<uint64_t, size_t>;
+    std::priority_queue<Cursor, std::vector<Cursor>, std::greater<Cursor>> next;
+    for (size_t t = 0; t < nt; t++)
+      if (!postings[i][t].empty()) next.push({postings[i][t][0].seq, t});
+    while (!next.empty()) {
+      const uint64_t seq = next.top().first;
       const DocInfo& d = *ix.docs[seq];
       const double len = static_cast<double>(d.tokens);
       double score = 0;
       size_t matched = 0;
-      // Summed in query-term order, so equal inputs give equal bits.
-      for (size_t t = 0; t < nt; t++) {
-        if (pos[t] >= postings[i][t].size() || postings[i][t][pos[t]].seq != seq) continue;
+      while (!next.empty() && next.top().first == seq) {
+        const size_t t = next.top().second;
+        next.pop();
         double tf = postings[i][t][pos[t]].tf;
-        pos[t]++;
+        if (++pos[t] < postings[i][t].size()) next.push({postings[i][t][pos[t]].seq, t});
         matched++;
         double qf = terms[t].qf;
         if (ranking == SCIPIS_BM25)
