@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test of scipis: engine
-# unit tests, then pg_regress, pgTAP and the oracle suites on a throwaway
-# cluster, then the TAP (perl) tests that manage clusters of their own.
+# unit tests (plain, then under ASan and UBSan), then pg_regress, pgTAP and
+# the oracle suites on a throwaway cluster, then the TAP (perl) tests that
+# manage clusters of their own.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -16,6 +17,7 @@ suite() {  # suite NAME COMMAND...
 }
 
 suite "engine unit tests" make -s engine-check
+suite "engine unit tests under ASan and UBSan" make -s -j"$(nproc)" engine-asan
 # The server runs as postgres, which may not be able to read this checkout
 # (under /root, say): the tests index a world-readable copy of the samples.
 SCIPIS_SAMPLE=$(mktemp -d /tmp/scipis-sample.XXXXXX)

@@ -35,8 +35,8 @@ void write_file(const std::string &path, const std::vector<T> &v, size_t header 
 	FILE *f = fopen(path.c_str(), "wb");
 	ASSERT_TRUE(f);
 	std::vector<char> h(header, 'H');
-	fwrite(h.data(), 1, header, f);
-	fwrite(v.data(), sizeof(T), v.size(), f);
+	if (header) fwrite(h.data(), 1, header, f);
+	if (!v.empty()) fwrite(v.data(), sizeof(T), v.size(), f);
 	fclose(f);
 }
 
