@@ -1,11 +1,17 @@
 // On-disk layout shared by the segment writer, the segment reader and the
 // manifest. Little-endian; every file opens with a 32-byte header:
 //   magic[8] version:u32 aux:u32 count:u64 body_crc:u32 header_crc:u32
-// TF data:   posting blocks, each  varint n, n x (varint seq_delta, varint tf),
-//            u32 crc32c of the block; located by the TF metadata.
-// TF meta:   split `aux`; u32 offsets[count], then entries in dictionary
-//            order (dict_hash, then bytes where hashes tie):
-//            u8 len, term, varint block_offset, varint block_len, varint df.
+// TF data:   posting blocks of the terms in two or more documents, each
+//            varint n, n x (varint seq_delta, varint tf), u32 crc32c of the
+//            block; located by the TF metadata. `count`: the blocks.
+// TF meta:   split `aux`; `count` entries in dictionary order (dict_hash,
+//            then bytes where hashes tie), in groups of kTermGroup:
+//            u32 entry_offset[groups] (from the first entry),
+//            u64 block_offset[groups] (in the data file: the group's first
+//            block), then the entries:
+//            u8 len, term, varint df, then for df 1 the posting itself
+//            (varint seq, varint tf), else varint block_len (the blocks of
+//            a group follow one another in the data file).
 // File data: count records (u64 seq, u64 size, i64 mtime_ns, u64 tokens,
 //            u32 path_len), then the paths back to back.
 // File meta: split `aux`; count entries (u64 path_hash, u32 record), sorted.
@@ -20,7 +26,10 @@
 namespace scipis {
 
 // 2: the TF dictionary is ordered and split by dict_hash (was FNV-1a).
-constexpr uint32_t kFormatVersion = 2;
+// 3: dictionary entries in groups, block offsets implied, df-1 postings
+//    inline.
+constexpr uint32_t kFormatVersion = 3;
+constexpr size_t kTermGroup = 16;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kFileRecordSize = 36;
 

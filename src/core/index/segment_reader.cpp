@@ -15,48 +15,88 @@ TfMeta::TfMeta(std::string path, std::string bytes)
   FileHeader h = check_header(path_, kMagicTfMeta, bytes_.data(), bytes_.size());
   std::string_view body(bytes_.data() + kHeaderSize, bytes_.size() - kHeaderSize);
   check_body(path_, h, body);
-  if (h.count > body.size() / 4) fail_corrupt(path_, "term count exceeds the file");
+  // Every entry takes at least 3 bytes (length, a byte of term, df).
+  if (h.count > body.size() / 3) fail_corrupt(path_, "term count exceeds the file");
+  count_ = static_cast<size_t>(h.count);
+  const size_t groups = (count_ + kTermGroup - 1) / kTermGroup;
+  if (groups * 12 > body.size()) fail_corrupt(path_, "term groups exceed the file");
   Cursor c(body.data(), body.size());
-  offsets_.resize(h.count);
-  for (auto& o : offsets_) o = c.u32();
-  entries_ = kHeaderSize + h.count * 4;
-  size_t room = bytes_.size() - entries_;
-  for (size_t i = 0; i < offsets_.size(); i++) {
-    if (offsets_[i] >= room || (i && offsets_[i] <= offsets_[i - 1]))
-      fail_corrupt(path_, "bad term offset");
+  entry_offsets_.resize(groups);
+  block_offsets_.resize(groups);
+  for (auto& o : entry_offsets_) o = c.u32();
+  for (auto& o : block_offsets_) o = c.u64();
+  entries_ = kHeaderSize + groups * 12;
+  const size_t room = bytes_.size() - entries_;
+  for (size_t g = 0; g < groups; g++) {
+    if (entry_offsets_[g] >= room || (g && entry_offsets_[g] <= entry_offsets_[g - 1]) ||
+        block_offsets_[g] < kHeaderSize || (g && block_offsets_[g] < block_offsets_[g - 1]))
+      fail_corrupt(path_, "bad term group offset");
   }
-  // Entries are checked as a lookup touches them; their order (by FNV-1a
-  // hash, then bytes) is the writer's, vouched for by the body checksum.
+  // Entries are checked as a lookup touches them; their order (by
+  // dict_hash, then bytes) is the writer's, vouched for by the checksum.
+}
+
+TfMeta::Entry TfMeta::entry(size_t at, uint64_t& block_offset) const {
+  if (at >= bytes_.size()) fail_corrupt(path_, "term entry past the end");
+  const size_t len = static_cast<unsigned char>(bytes_[at]);
+  if (len == 0 || at + 1 + len > bytes_.size()) fail_corrupt(path_, "bad term length");
+  Entry e{std::string_view(bytes_.data() + at + 1, len), TermRef{}, 0};
+  const char* p = e.term.data() + len;
+  Cursor c(p, static_cast<size_t>(bytes_.data() + bytes_.size() - p));
+  e.ref.df = c.varint();
+  if (e.ref.df == 1) {
+    e.ref.seq = c.varint();
+    const uint64_t tf = c.varint();
+    if (tf == 0 || tf > UINT32_MAX) fail_corrupt(path_, "bad inline posting");
+    e.ref.tf = static_cast<uint32_t>(tf);
+  } else {
+    e.ref.len = c.varint();
+    // Room for n, a posting and the crc; the data file's size bounds it.
+    if (e.ref.len < 7 || e.ref.len > (uint64_t{1} << 40)) fail_corrupt(path_, "bad posting block length");
+    e.ref.offset = block_offset;
+    block_offset += e.ref.len;
+  }
+  if (!c.ok() || e.ref.df == 0) fail_corrupt(path_, "bad term entry");
+  e.next = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - bytes_.data());
+  return e;
+}
+
+std::string_view TfMeta::group_first(size_t g) const {
+  uint64_t block = block_offsets_[g];
+  return entry(entries_ + entry_offsets_[g], block).term;
 }
 
 std::string_view TfMeta::term_at(size_t i) const {
-  size_t at = entries_ + offsets_[i];
-  size_t len = static_cast<unsigned char>(bytes_[at]);
-  if (len == 0 || at + 1 + len > bytes_.size()) fail_corrupt(path_, "bad term length");
-  return std::string_view(bytes_.data() + at + 1, len);
-}
-
-TermRef TfMeta::ref_at(size_t i) const {
-  std::string_view t = term_at(i);
-  const char* p = t.data() + t.size();
-  Cursor c(p, static_cast<size_t>(bytes_.data() + bytes_.size() - p));
-  TermRef r{c.varint(), c.varint(), c.varint()};
-  if (!c.ok() || r.df == 0) fail_corrupt(path_, "bad term entry");
-  return r;
+  if (i >= count_) fail_corrupt(path_, "term index past the end");
+  const size_t g = i / kTermGroup;
+  uint64_t block = block_offsets_[g];
+  Entry e = entry(entries_ + entry_offsets_[g], block);
+  for (size_t k = i % kTermGroup; k > 0; k--) e = entry(e.next, block);
+  return e.term;
 }
 
 std::optional<TermRef> TfMeta::find(std::string_view term) const {
   const uint64_t h = dict_hash(term);
-  size_t lo = 0, hi = offsets_.size();
+  // The last group whose first term is at or before the one sought.
+  size_t lo = 0, hi = entry_offsets_.size();
   while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    std::string_view t = term_at(mid);
+    const size_t mid = lo + (hi - lo) / 2;
+    const std::string_view t = group_first(mid);
     const uint64_t hm = dict_hash(t);
-    if (hm == h && t == term) return ref_at(mid);
-    if (hm < h || (hm == h && t < term))
+    if (hm < h || (hm == h && t <= term))
       lo = mid + 1;
     else
       hi = mid;
+  }
+  if (lo == 0) return std::nullopt;
+  const size_t g = lo - 1;
+  const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
+  uint64_t block = block_offsets_[g];
+  size_t at = entries_ + entry_offsets_[g];
+  for (size_t k = 0; k < n; k++) {
+    Entry e = entry(at, block);
+    if (e.term == term) return e.ref;
+    at = e.next;
   }
   return std::nullopt;
 }

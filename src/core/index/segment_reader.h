@@ -12,26 +12,41 @@
 
 namespace scipis {
 
+// Where a term's postings are: a block of the data file (len > 0), or,
+// for a term of one document, that posting itself (len 0: seq, tf).
 struct TermRef {
   uint64_t offset;
   uint64_t len;
   uint64_t df;
+  uint64_t seq;
+  uint32_t tf;
 };
 
-// One split of a TF metadata file: a sorted term dictionary.
+// One split of a TF metadata file: a sorted term dictionary, found by a
+// binary search over its groups' first terms and a scan of one group.
 class TfMeta {
  public:
   TfMeta(std::string path, std::string bytes);
   std::optional<TermRef> find(std::string_view term) const;
-  size_t size() const { return offsets_.size(); }
+  size_t size() const { return count_; }
   std::string_view term_at(size_t i) const;
 
  private:
-  TermRef ref_at(size_t i) const;
+  struct Entry {
+    std::string_view term;
+    TermRef ref;
+    size_t next;  // where the following entry starts in bytes_
+  };
+  // Decodes the entry at `at`; block_offset is that of its block, if any,
+  // and moves past it.
+  Entry entry(size_t at, uint64_t& block_offset) const;
+  std::string_view group_first(size_t g) const;
   std::string path_;
   std::string bytes_;
-  std::vector<uint32_t> offsets_;
-  size_t entries_ = 0;  // where the entries start in bytes_
+  size_t count_ = 0;
+  std::vector<uint32_t> entry_offsets_;  // by group, from entries_
+  std::vector<uint64_t> block_offsets_;  // by group
+  size_t entries_ = 0;                   // where the entries start in bytes_
 };
 
 struct Posting {

@@ -208,19 +208,23 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
   data.reset(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5));
   char* const base = data.data();
   char* out = base + kHeaderSize;
+  uint64_t blocks = 0;
   metas.resize(sf);  // buffers handed in are reused
   std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
   for (size_t s = 0; s < sf; s++) {
     const KeyIndex* first = sorted + per_split[s];
     const KeyIndex* last = sorted + per_split[s + 1];
     const size_t count = static_cast<size_t>(last - first);
+    const size_t groups = (count + kTermGroup - 1) / kTermGroup;
     OutBuffer& m = metas[s];
-    m.reset(kHeaderSize + count * (4 + 1 + 10 + 10 + 5) + split_bytes[s]);
+    m.reset(kHeaderSize + groups * 12 + count * (1 + 10 + 10 + 5) + split_bytes[s]);
     char* const body = m.data() + kHeaderSize;
-    char* offs = body;
-    char* const entries = body + count * 4;
+    char* entry_offs = body;
+    char* block_offs = body + groups * 4;
+    char* const entries = body + groups * 12;
     char* w = entries;
-    for (const KeyIndex* k = first; k != last; ++k) {
+    size_t j = 0;
+    for (const KeyIndex* k = first; k != last; ++k, ++j) {
       // Slots come nearly in table order, their TF arrays and long terms'
       // bytes from anywhere in the arena: load the slot 32 terms ahead, the
       // rest 16 ahead.
@@ -231,6 +235,23 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
         if (ahead->len() > 8) __builtin_prefetch(unit(ahead->bytes));
       }
       const TermSlot* e = entry_of(*k);
+      if (j % kTermGroup == 0) {
+        entry_offs = write_u32(entry_offs, static_cast<uint32_t>(w - entries));
+        block_offs = write_u64(block_offs, static_cast<uint64_t>(out - base));
+      }
+      const uint32_t len = e->len();
+      *w++ = static_cast<char>(len);
+      std::memcpy(w, term_bytes(*e), len);
+      w += len;
+      w = write_varint(w, e->df);
+      if (e->df == 1) {
+        // Most terms of logs (ids, numbers) are in one document: that
+        // posting sits in the entry, with no block in the data file.
+        if (e->tail) fail(SCIPIS_E_INTERNAL, "TF-IDF index: a term of one document has a TF array");
+        w = write_varint(w, base_seq_ + e->cur_seq);
+        w = write_varint(w, e->cur_tf);
+        continue;
+      }
       char* const start = out;
       out = write_varint(out, e->df);
       uint64_t prev = 0;
@@ -242,25 +263,19 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
       for (size_t ci = chain.size(); ci-- > 0;) {
         const TfChunk* c = chain[ci];
         const uint32_t* sq = seqs(c);
-        for (uint32_t j = 0; j < c->fill; j++) {
-          const uint64_t seq = base_seq_ + sq[j];
+        for (uint32_t i = 0; i < c->fill; i++) {
+          const uint64_t seq = base_seq_ + sq[i];
           out = write_varint(out, seq - prev);
-          out = write_varint(out, sq[depth_ + j]);
+          out = write_varint(out, sq[depth_ + i]);
           prev = seq;
         }
       }
       out = write_varint(out, base_seq_ + e->cur_seq - prev);
       out = write_varint(out, e->cur_tf);
       out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
-
-      offs = write_u32(offs, static_cast<uint32_t>(w - entries));
-      const uint32_t len = e->len();
-      *w++ = static_cast<char>(len);
-      std::memcpy(w, term_bytes(*e), len);
-      w += len;
-      w = write_varint(w, static_cast<uint64_t>(start - base));
+      blocks++;
+      // Block offsets follow from the group's first and the lengths.
       w = write_varint(w, static_cast<uint64_t>(out - start));
-      w = write_varint(w, e->df);
     }
     m.trim(static_cast<size_t>(w - m.data()));
     FileHeader mh;
@@ -273,7 +288,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
   }
   data.trim(static_cast<size_t>(out - base));
   FileHeader h;
-  h.count = n;
+  h.count = blocks;
   std::string header;
   put_header(header, kMagicTfData, h);
   std::memcpy(data.data(), header.data(), kHeaderSize);

@@ -44,10 +44,15 @@ std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::s
   for (SegmentState* s : ix.segs) {
     auto ref = c.tf_meta(*s, split).find(term);
     if (!ref) continue;
-    c.read_block(*s, *ref, block);
     size_t before = out.size();
-    decode_postings(s->tf_dir + "seg_" + std::to_string(s->ref.seg) + ".data", block,
-                    ref->df, limit, out);
+    if (ref->len == 0) {
+      if (ref->seq >= limit)
+        fail_corrupt(s->tf_dir + seg_meta(s->ref.seg, split), "posting names an unknown document");
+      out.push_back({ref->seq, ref->tf});
+    } else {
+      c.read_block(*s, *ref, block);
+      decode_postings(s->tf_dir + seg_data(s->ref.seg), block, ref->df, limit, out);
+    }
     if (before > 0 && before < out.size()) {
       if (out[before].seq == out[before - 1].seq) {
         out[before - 1].tf += out[before].tf;

@@ -38,6 +38,10 @@ inline char* write_u32(char* out, uint32_t v) {
   for (int i = 0; i < 4; i++) *out++ = static_cast<char>(v >> (8 * i));
   return out;
 }
+inline char* write_u64(char* out, uint64_t v) {
+  for (int i = 0; i < 8; i++) *out++ = static_cast<char>(v >> (8 * i));
+  return out;
+}
 inline uint32_t get_u32(const unsigned char* p) {
   uint32_t v = 0;
   for (int i = 0; i < 4; i++) v |= static_cast<uint32_t>(p[i]) << (8 * i);
