@@ -9,7 +9,7 @@
 //            u32 entry_offset[groups] (from the first entry),
 //            u64 block_offset[groups] (in the data file: the group's first
 //            block), then the entries:
-//            u8 len, term, varint df, then for df 1 the posting itself
+//            term (see write_term), varint df, then for df 1 the posting itself
 //            (varint seq, varint tf), else varint block_len (the blocks of
 //            a group follow one another in the data file).
 // File data: count records (u64 seq, u64 size, i64 mtime_ns, u64 tokens,
@@ -27,7 +27,7 @@ namespace scipis {
 
 // 2: the TF dictionary is ordered and split by dict_hash (was FNV-1a).
 // 3: dictionary entries in groups, block offsets implied, df-1 postings
-//    inline.
+//    inline, terms of hex digits two to a byte.
 constexpr uint32_t kFormatVersion = 3;
 constexpr size_t kTermGroup = 16;
 constexpr size_t kHeaderSize = 32;
@@ -47,6 +47,22 @@ inline uint64_t dict_hash(std::string_view term) { return token_hash(term.data()
 inline uint32_t dict_split(uint64_t h, uint32_t sf) {
   return static_cast<uint32_t>((static_cast<unsigned __int128>(h) * sf) >> 64);
 }
+
+// A dictionary term as stored: varint (length << 1 | packed), then its
+// bytes, or, for a term of 0-9 and a-f only (numbers and hex ids: most
+// distinct terms of logs), two characters per byte, high nibble first, an
+// odd last one followed by a 0 nibble.
+constexpr size_t kMaxTermRecord = 2 + 255;
+char* write_term(char* out, const char* p, size_t n);
+std::string encode_term(std::string_view term);
+struct StoredTerm {
+  std::string_view record;  // the whole stored form, as encode_term gives it
+  size_t len = 0;           // characters
+  bool packed = false;
+};
+// Reads a stored term at c; false when it is malformed.
+bool read_term(Cursor& c, StoredTerm& t);
+std::string decode_term(const StoredTerm& t);
 
 struct FileHeader {
   uint32_t aux = 0;

@@ -38,11 +38,9 @@ TfMeta::TfMeta(std::string path, std::string bytes)
 
 TfMeta::Entry TfMeta::entry(size_t at, uint64_t& block_offset) const {
   if (at >= bytes_.size()) fail_corrupt(path_, "term entry past the end");
-  const size_t len = static_cast<unsigned char>(bytes_[at]);
-  if (len == 0 || at + 1 + len > bytes_.size()) fail_corrupt(path_, "bad term length");
-  Entry e{std::string_view(bytes_.data() + at + 1, len), TermRef{}, 0};
-  const char* p = e.term.data() + len;
-  Cursor c(p, static_cast<size_t>(bytes_.data() + bytes_.size() - p));
+  Cursor c(bytes_.data() + at, bytes_.size() - at);
+  Entry e{};
+  if (!read_term(c, e.term)) fail_corrupt(path_, "bad term");
   e.ref.df = c.varint();
   if (e.ref.df == 1) {
     e.ref.seq = c.varint();
@@ -61,27 +59,28 @@ TfMeta::Entry TfMeta::entry(size_t at, uint64_t& block_offset) const {
   return e;
 }
 
-std::string_view TfMeta::group_first(size_t g) const {
+std::string TfMeta::group_first(size_t g) const {
   uint64_t block = block_offsets_[g];
-  return entry(entries_ + entry_offsets_[g], block).term;
+  return decode_term(entry(entries_ + entry_offsets_[g], block).term);
 }
 
-std::string_view TfMeta::term_at(size_t i) const {
+std::string TfMeta::term_at(size_t i) const {
   if (i >= count_) fail_corrupt(path_, "term index past the end");
   const size_t g = i / kTermGroup;
   uint64_t block = block_offsets_[g];
   Entry e = entry(entries_ + entry_offsets_[g], block);
   for (size_t k = i % kTermGroup; k > 0; k--) e = entry(e.next, block);
-  return e.term;
+  return decode_term(e.term);
 }
 
 std::optional<TermRef> TfMeta::find(std::string_view term) const {
+  if (term.empty() || term.size() > 255) return std::nullopt;
   const uint64_t h = dict_hash(term);
   // The last group whose first term is at or before the one sought.
   size_t lo = 0, hi = entry_offsets_.size();
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    const std::string_view t = group_first(mid);
+    const std::string t = group_first(mid);
     const uint64_t hm = dict_hash(t);
     if (hm < h || (hm == h && t <= term))
       lo = mid + 1;
@@ -89,13 +88,15 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
       hi = mid;
   }
   if (lo == 0) return std::nullopt;
+  // Within the group, stored forms are compared: no term is decoded.
+  const std::string stored = encode_term(term);
   const size_t g = lo - 1;
   const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
   uint64_t block = block_offsets_[g];
   size_t at = entries_ + entry_offsets_[g];
   for (size_t k = 0; k < n; k++) {
     Entry e = entry(at, block);
-    if (e.term == term) return e.ref;
+    if (e.term.record == stored) return e.ref;
     at = e.next;
   }
   return std::nullopt;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "index/path_index.h"
+#include "index/segment_format.h"
 
 namespace scipis {
 
@@ -29,18 +30,18 @@ class TfMeta {
   TfMeta(std::string path, std::string bytes);
   std::optional<TermRef> find(std::string_view term) const;
   size_t size() const { return count_; }
-  std::string_view term_at(size_t i) const;
+  std::string term_at(size_t i) const;
 
  private:
   struct Entry {
-    std::string_view term;
+    StoredTerm term;
     TermRef ref;
     size_t next;  // where the following entry starts in bytes_
   };
   // Decodes the entry at `at`; block_offset is that of its block, if any,
   // and moves past it.
   Entry entry(size_t at, uint64_t& block_offset) const;
-  std::string_view group_first(size_t g) const;
+  std::string group_first(size_t g) const;
   std::string path_;
   std::string bytes_;
   size_t count_ = 0;

@@ -217,7 +217,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
     const size_t count = static_cast<size_t>(last - first);
     const size_t groups = (count + kTermGroup - 1) / kTermGroup;
     OutBuffer& m = metas[s];
-    m.reset(kHeaderSize + groups * 12 + count * (1 + 10 + 10 + 5) + split_bytes[s]);
+    m.reset(kHeaderSize + groups * 12 + count * (2 + 10 + 10 + 5) + split_bytes[s]);
     char* const body = m.data() + kHeaderSize;
     char* entry_offs = body;
     char* block_offs = body + groups * 4;
@@ -239,10 +239,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
         entry_offs = write_u32(entry_offs, static_cast<uint32_t>(w - entries));
         block_offs = write_u64(block_offs, static_cast<uint64_t>(out - base));
       }
-      const uint32_t len = e->len();
-      *w++ = static_cast<char>(len);
-      std::memcpy(w, term_bytes(*e), len);
-      w += len;
+      w = write_term(w, term_bytes(*e), e->len());
       w = write_varint(w, e->df);
       if (e->df == 1) {
         // Most terms of logs (ids, numbers) are in one document: that
