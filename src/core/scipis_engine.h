@@ -91,6 +91,16 @@ int			scipis_build_finish(scipis_build *b, scipis_build_stats *stats,
 								scipis_error *err);
 /* Stops, joins and frees a build that will not be committed. */
 void		scipis_build_abort(scipis_build *b);
+/*
+ * The most memory a build with these options can hold in its term tables
+ * and arenas, path indexes, read buffers and flush buffers, whatever the
+ * collection's size (threads resolved as scipis_build_start does).
+ */
+uint64_t	scipis_build_memory_bound(const scipis_options *opts);
+/* Those bytes held now by the engine, and the most held since the last reset. */
+uint64_t	scipis_memory_held(void);
+uint64_t	scipis_memory_peak(void);
+void		scipis_memory_reset_peak(void);
 
 /* An opened collection index: the manifest and lazily read segments. */
 typedef struct scipis_index scipis_index;

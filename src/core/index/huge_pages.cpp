@@ -4,9 +4,15 @@
 
 #include <cstdint>
 
+#include "util/mem_account.h"
+
 namespace scipis {
 
 namespace {
+void unmap(void* p, size_t size) {
+  ::munmap(p, size);
+  mem::release(size);
+}
 size_t mapped_size(size_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage - 1); }
 
 // Regions this thread freed, kept for its next allocation of the same
@@ -16,7 +22,7 @@ class Spare {
  public:
   ~Spare() {
     for (const Region& r : regions_)
-      if (r.base) ::munmap(r.base, r.size);
+      if (r.base) unmap(r.base, r.size);
   }
   void* take(size_t size) {
     for (Region& r : regions_) {
@@ -53,9 +59,13 @@ thread_local bool keep_spares = false;
 void keep_freed_huge_pages() { keep_spares = true; }
 
 void* huge_alloc(size_t bytes) {
-  if (bytes < kHugePage) return ::operator new(bytes);
+  if (bytes < kHugePage) {
+    void* p = ::operator new(bytes);
+    mem::charge(bytes);
+    return p;
+  }
   const size_t size = mapped_size(bytes);
-  if (void* p = spare.take(size)) return p;
+  if (void* p = spare.take(size)) return p;  // still charged
   // Over-map by one huge page so that the region can start on a boundary.
   void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -69,6 +79,7 @@ void* huge_alloc(size_t bytes) {
     ::munmap(end, static_cast<size_t>(base + size + kHugePage - end));
   // Advice only: where huge pages are off, this fails and 4 KiB pages serve.
   (void)::madvise(start, size, MADV_HUGEPAGE);
+  mem::charge(size);
   return start;
 }
 
@@ -76,9 +87,10 @@ void huge_free(void* p, size_t bytes) {
   if (!p) return;
   if (bytes < kHugePage) {
     ::operator delete(p);
+    mem::release(bytes);
     return;
   }
-  if (!keep_spares || !spare.keep(p, mapped_size(bytes))) ::munmap(p, mapped_size(bytes));
+  if (!keep_spares || !spare.keep(p, mapped_size(bytes))) unmap(p, mapped_size(bytes));
 }
 
 }  // namespace scipis

@@ -35,9 +35,10 @@ class OutBuffer {
   ~OutBuffer() { release(); }
 
   // Drops the content; room for capacity bytes, uninitialised. Memory
-  // large enough is kept: a recycled buffer costs no page faults.
+  // large enough, but not more than twice that, is kept: a recycled buffer
+  // costs no page faults, and holds at most twice what it is asked for.
   void reset(size_t capacity) {
-    if (p_ && cap_ >= capacity) {
+    if (p_ && cap_ >= capacity && cap_ / 2 <= capacity) {
       size_ = capacity;
       return;
     }

@@ -16,24 +16,27 @@ void PathIndex::add(const DocInfo& d, std::string_view path) {
 
 void PathIndex::serialise(int split_factor, std::string& data,
                           std::vector<std::string>& metas) const {
-  std::string body;
-  body.reserve(docs_.size() * kFileRecordSize + paths_.size());
+  // Records and paths go straight after room for the header, which is
+  // written last, once the body's checksum is known.
+  data.assign(kHeaderSize, '\0');
+  data.reserve(kHeaderSize + docs_.size() * kFileRecordSize + paths_.size());
   for (size_t i = 0; i < docs_.size(); i++) {
-    put_u64(body, docs_[i].seq);
-    put_u64(body, docs_[i].size);
-    put_u64(body, static_cast<uint64_t>(docs_[i].mtime_ns));
-    put_u64(body, docs_[i].tokens);
-    put_u32(body, lens_[i]);
+    put_u64(data, docs_[i].seq);
+    put_u64(data, docs_[i].size);
+    put_u64(data, static_cast<uint64_t>(docs_[i].mtime_ns));
+    put_u64(data, docs_[i].tokens);
+    put_u32(data, lens_[i]);
   }
-  body += paths_;
-  data.clear();
+  data.append(paths_.data(), paths_.size());
   FileHeader h;
   h.count = docs_.size();
-  h.body_crc = crc32c(body.data(), body.size());
-  put_header(data, kMagicFileData, h);
-  data += body;
+  h.body_crc = crc32c(data.data() + kHeaderSize, data.size() - kHeaderSize);
+  std::string header;
+  put_header(header, kMagicFileData, h);
+  data.replace(0, kHeaderSize, header);
 
-  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> split(split_factor);
+  using Entry = std::pair<uint64_t, uint32_t>;
+  std::vector<std::vector<Entry, mem::Accounted<Entry>>> split(split_factor);
   size_t off = 0;
   for (size_t i = 0; i < docs_.size(); i++) {
     uint64_t hash = fnv1a(std::string_view(paths_).substr(off, lens_[i]));
@@ -59,9 +62,9 @@ void PathIndex::serialise(int split_factor, std::string& data,
 }
 
 void PathIndex::clear() {
-  std::vector<DocInfo>().swap(docs_);
-  std::vector<uint32_t>().swap(lens_);
-  std::string().swap(paths_);
+  decltype(docs_)().swap(docs_);
+  decltype(lens_)().swap(lens_);
+  decltype(paths_)().swap(paths_);
 }
 
 }  // namespace scipis

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/mem_account.h"
+
 namespace scipis {
 
 struct DocInfo {
@@ -30,11 +32,27 @@ class PathIndex {
                  std::vector<std::string>& metas) const;
   void clear();
 
+  // Upper bounds, from the options alone, of what an index holds and of
+  // what one flush's buffers take (vectors and strings grow to at most
+  // twice their size).
+  static size_t held_bound(uint64_t budget) { return 2 * content_bound(budget); }
+  static size_t flush_bound(uint64_t budget, int split_factor) {
+    // Records (36 bytes per document, against DocInfo's 36 in memory) and
+    // paths, the meta entries (12 bytes each) and their sorting vectors
+    // (16), each twice over, and a header per file.
+    return 2 * (content_bound(budget) * (36 + 12 + 16) / 36) +
+           static_cast<size_t>(split_factor + 1) * 4 * kHeaderBytes;
+  }
+
  private:
+  // What memory() can reach: 90% of the budget, then one more file with
+  // a path of at most 4096 bytes.
+  static size_t content_bound(uint64_t budget) { return budget + 4096 + 64; }
+  static constexpr size_t kHeaderBytes = 32;
   uint64_t budget_;
-  std::vector<DocInfo> docs_;
-  std::vector<uint32_t> lens_;
-  std::string paths_;
+  std::vector<DocInfo, mem::Accounted<DocInfo>> docs_;
+  std::vector<uint32_t, mem::Accounted<uint32_t>> lens_;
+  std::basic_string<char, std::char_traits<char>, mem::Accounted<char>> paths_;
 };
 
 }  // namespace scipis

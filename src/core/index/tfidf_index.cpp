@@ -24,17 +24,65 @@ constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
 size_t round8(size_t n) { return (n + 7) & ~size_t{7}; }
 }  // namespace
 
+namespace {
+size_t chunk_bytes_for(int depth) {
+  return round8(sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth));
+}
+size_t region_bytes_for(uint64_t budget, int depth) {
+  return std::min(budget, TfIdfIndex::kMaxBudget) +
+         TfIdfIndex::kAddsPerFullCheck * (chunk_bytes_for(depth) + round8(kMaxToken));
+}
+// Terms, postings and term bytes an index can hold: every term has a
+// table slot of 32 bytes in the region (and at least 256 slots exist);
+// every posting but a term's current one fills a TF array entry.
+struct Capacity {
+  size_t terms, postings, term_bytes;
+};
+Capacity capacity_for(uint64_t budget, int depth) {
+  const size_t region = region_bytes_for(budget, depth);
+  const size_t terms = std::max<size_t>(256 + TfIdfIndex::kAddsPerFullCheck + 1,
+                                        region / sizeof(TermSlot));
+  return {terms, terms + region / chunk_bytes_for(depth) * static_cast<size_t>(depth),
+          8 * terms + region};
+}
+size_t data_reserve(size_t terms, size_t postings) {
+  // Worst cases: a varint takes 5 (u32) or 10 bytes, a block's crc 4.
+  return kHeaderSize + terms * (5 + 4) + postings * (10 + 5);
+}
+size_t meta_reserve(size_t terms, size_t term_bytes) {
+  const size_t groups = (terms + kTermGroup - 1) / kTermGroup;
+  return kHeaderSize + groups * 12 + terms * (2 + 10 + 10 + 5) + term_bytes;
+}
+}  // namespace
+
+size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
+  const Capacity c = capacity_for(budget, depth);
+  // The region and the sort scratch (both at most twice what they need,
+  // as OutBuffer and 2 MiB mappings round), the front cache.
+  return 2 * region_bytes_for(budget, depth) + 2 * c.terms * sizeof(KeyIndex) +
+         kFrontMax * sizeof(uint64_t);
+}
+
+size_t TfIdfIndex::flush_bound(uint64_t budget, int depth, int split_factor) {
+  const Capacity c = capacity_for(budget, depth);
+  const size_t sf = static_cast<size_t>(split_factor);
+  // Each split's groups round up by one, and each buffer holds at most
+  // twice its reservation (OutBuffer::reset).
+  return 2 * (data_reserve(c.terms, c.postings) + meta_reserve(c.terms, c.term_bytes) +
+              sf * (kHeaderSize + 12));
+}
+
 TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
     : budget_(std::min(budget, kMaxBudget)),
       depth_(depth),
       sketch_(sketch),
-      chunk_bytes_(round8(sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth))) {
+      chunk_bytes_(chunk_bytes_for(depth)) {
   size_t front = 64;
   while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
   front_.assign(front, 0);
   front_mask_ = front - 1;
   // Headroom past the budget for the adds between two full() checks.
-  region_bytes_ = budget_ + kAddsPerFullCheck * (chunk_bytes_ + round8(kMaxToken));
+  region_bytes_ = region_bytes_for(budget_, depth_);
   region_ = static_cast<char*>(huge_alloc(region_bytes_));
   layout(kArenaPerTermGuess);
 }
@@ -204,8 +252,12 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
   auto entry_of = [&](const KeyIndex& k) { return &slots_[k.value]; };
 
-  // Worst cases: a varint takes 5 (u32) or 10 bytes, a block's crc 4.
-  data.reset(kHeaderSize + n * (5 + 4) + postings_ * (10 + 5));
+  size_t reserved = data_reserve(n, postings_);
+  for (size_t s = 0; s < sf; s++)
+    reserved += meta_reserve(per_split[s + 1] - per_split[s], split_bytes[s]);
+  if (2 * reserved > flush_bound(budget_, depth_, split_factor))
+    fail(SCIPIS_E_INTERNAL, "TF-IDF index flush exceeds its memory bound");
+  data.reset(data_reserve(n, postings_));
   char* const base = data.data();
   char* out = base + kHeaderSize;
   uint64_t blocks = 0;
@@ -217,7 +269,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
     const size_t count = static_cast<size_t>(last - first);
     const size_t groups = (count + kTermGroup - 1) / kTermGroup;
     OutBuffer& m = metas[s];
-    m.reset(kHeaderSize + groups * 12 + count * (2 + 10 + 10 + 5) + split_bytes[s]);
+    m.reset(meta_reserve(count, split_bytes[s]));
     char* const body = m.data() + kHeaderSize;
     char* entry_offs = body;
     char* block_offs = body + groups * 4;

@@ -13,6 +13,7 @@
 #include "index/distinct_terms.h"
 #include "index/out_buffer.h"
 #include "util/bytes.h"
+#include "util/mem_account.h"
 
 namespace scipis {
 
@@ -120,6 +121,12 @@ class TfIdfIndex {
   void serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas) const;
   void clear();
 
+  // Upper bounds, from the options alone, of what an index holds (its
+  // region, front cache and sort scratch) and of the bytes one flush's
+  // buffers reserve; serialise checks its reservations against the latter.
+  static size_t held_bound(uint64_t budget, int depth);
+  static size_t flush_bound(uint64_t budget, int depth, int split_factor);
+
  private:
   // The stages of add_batch.
   void prefetch_front(const TermKey& k) const {
@@ -207,7 +214,7 @@ class TfIdfIndex {
   size_t arena_used_ = 0, arena_cap_ = 0;  // bytes; cap_ excludes the headroom
   // Direct-mapped by hash: the slots of recent terms, checked before the
   // table (a load from cache instead of a probe).
-  std::vector<uint64_t> front_;
+  std::vector<uint64_t, mem::Accounted<uint64_t>> front_;
   size_t front_mask_;
   // Bumped by clear(): a TermKey resolved before a flush is not trusted.
   uint64_t epoch_ = 1;

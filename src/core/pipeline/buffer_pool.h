@@ -29,6 +29,9 @@ class BufferPool {
   unsigned char* read_area(unsigned char* b) const { return b + kCarryRoom; }
   // Bytes of each buffer, from the start of its carry room.
   size_t buffer_bytes() const { return bytes_; }
+  static size_t buffer_bytes_for(size_t block_size) {
+    return (kCarryRoom + block_size + 4095) & ~size_t{4095};
+  }
 
  private:
   size_t bytes_;

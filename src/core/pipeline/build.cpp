@@ -18,6 +18,7 @@
 #include "scipis_engine.h"
 #include "util/door.h"
 #include "util/fileio.h"
+#include "util/mem_account.h"
 
 using namespace scipis;
 
@@ -235,3 +236,13 @@ extern "C" void scipis_build_abort(scipis_build* b) {
 extern "C" int scipis_remove_dir(const char* dir, scipis_error* err) {
   return guarded(err, [&] { remove_tree(dir); });
 }
+
+extern "C" uint64_t scipis_build_memory_bound(const scipis_options* opts) {
+  scipis_options o = *opts;
+  resolve_threads(o);
+  return Pipeline::memory_bound(o);
+}
+
+extern "C" uint64_t scipis_memory_held(void) { return mem::held(); }
+extern "C" uint64_t scipis_memory_peak(void) { return mem::peak(); }
+extern "C" void scipis_memory_reset_peak(void) { mem::reset_peak(); }

@@ -7,6 +7,7 @@
 
 #include "index/manifest.h"
 #include "index/out_buffer.h"
+#include "util/mem_account.h"
 
 namespace scipis {
 
@@ -36,6 +37,7 @@ struct FlushJob {
   std::vector<OutBuffer> tf_meta;
   std::string file_data;
   std::vector<std::string> file_meta;
+  mem::Charge file_bytes;  // of file_data and file_meta
 };
 
 }  // namespace scipis

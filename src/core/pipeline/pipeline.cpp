@@ -38,6 +38,29 @@ Pipeline::Pipeline(PipelineConfig cfg)
   }
 }
 
+namespace {
+size_t pool_buffers(const scipis_options& o) {
+  return static_cast<size_t>(o.reader_threads * 2) +
+         static_cast<size_t>(o.indexer_threads) * (kIndexerQueue + 2);
+}
+}  // namespace
+
+size_t Pipeline::memory_bound(const scipis_options& o) {
+  const size_t indexers = static_cast<size_t>(o.indexer_threads);
+  const size_t writers = static_cast<size_t>(o.writer_threads);
+  const size_t per_indexer = TfIdfIndex::held_bound(o.tfidf_index_size, o.index_depth) +
+                             PathIndex::held_bound(o.path_index_size);
+  const size_t per_flush =
+      TfIdfIndex::flush_bound(o.tfidf_index_size, o.index_depth, o.split_factor) +
+      PathIndex::flush_bound(o.path_index_size, o.split_factor);
+  // Flushes alive at once: one being made or handed over by each indexer,
+  // one waiting in the writers' queue and one being written per writer,
+  // and the written ones' buffers kept for reuse (at most one per indexer).
+  const size_t flushes = 2 * indexers + 2 * writers;
+  return pool_buffers(o) * BufferPool::buffer_bytes_for(o.block_size) + indexers * per_indexer +
+         flushes * per_flush;
+}
+
 void Pipeline::record_error(std::exception_ptr e) {
   std::lock_guard<std::mutex> lk(mu_);
   if (!error_) error_ = e;
@@ -57,10 +80,7 @@ std::vector<SegmentRef> Pipeline::segments() const {
 
 void Pipeline::run() {
   const auto& o = cfg_.opts;
-  pool_ = std::make_unique<BufferPool>(
-      static_cast<size_t>(o.reader_threads * 2) +
-          static_cast<size_t>(o.indexer_threads) * (kIndexerQueue + 2),
-      o.block_size, &stop_);
+  pool_ = std::make_unique<BufferPool>(pool_buffers(o), o.block_size, &stop_);
   for (int i = 0; i < o.indexer_threads; i++) {
     mkdir_p(cfg_.gen_dir + "/" + tf_dir(static_cast<uint32_t>(i)));
     mkdir_p(cfg_.gen_dir + "/" + file_dir(static_cast<uint32_t>(i)));
@@ -241,6 +261,9 @@ void Pipeline::indexer_loop(int id) {
     }
     tf.serialise(o.split_factor, job.tf_data, job.tf_meta);
     paths.serialise(o.split_factor, job.file_data, job.file_meta);
+    size_t file_bytes = job.file_data.capacity();
+    for (const auto& m : job.file_meta) file_bytes += m.capacity();
+    job.file_bytes.set(file_bytes);
     tf.clear();
     paths.clear();
     first_seq = next_seq;

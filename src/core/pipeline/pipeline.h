@@ -35,6 +35,10 @@ struct PipelineTotals {
 class Pipeline {
  public:
   explicit Pipeline(PipelineConfig cfg);
+  // The most memory the engine's account (util/mem_account.h) can hold
+  // for a build with these options (threads resolved), whatever the
+  // collection's size.
+  static size_t memory_bound(const scipis_options& o);
   // Runs every stage to completion (or until stop); throws the first
   // fatal error of any thread.
   void run();
