@@ -35,6 +35,18 @@ include $(PGXS)
 
 -include $(OBJS:.o=.d)
 
+# The Loghub sample (with its LICENSE and CITATION) is installed beside the
+# extension's files, where the server can read it: the regression suites
+# and the demo index it from there.
+SAMPLE_FILES := $(sort $(wildcard data/loghub-2k/*))
+install: install-sample
+install-sample:
+	$(MKDIR_P) '$(DESTDIR)$(datadir)/scipis/loghub-2k'
+	$(INSTALL_DATA) $(SAMPLE_FILES) '$(DESTDIR)$(datadir)/scipis/loghub-2k/'
+uninstall: uninstall-sample
+uninstall-sample:
+	rm -rf '$(DESTDIR)$(datadir)/scipis'
+
 # pg_regress writes its results under build/regress.
 installcheck: | build/regress
 build/regress:
@@ -91,4 +103,4 @@ bench/build/%: bench/engine/%.cpp $(CORE_SRCS:.cpp=.o)
 
 engine-micro: bench/build/token_bench bench/build/index_replay
 
-.PHONY: engine-check engine-asan index-bench engine-micro
+.PHONY: install-sample uninstall-sample engine-check engine-asan index-bench engine-micro

@@ -2,7 +2,8 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS scipis;
 RESET client_min_messages;
-\getenv root SCIPIS_SAMPLE
+-- The sample `make install` puts beside the extension's files.
+SELECT setting || '/scipis/loghub-2k' AS root FROM pg_config WHERE name = 'SHAREDIR' \gset
 SELECT scipis_create_collection('loghub', :'root');
 SELECT files, bytes, tokens, terms, segments > 0 AS has_segments, skipped,
        seconds > 0 AS timed, mib_per_s > 0 AS rated

@@ -2,7 +2,8 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS scipis;
 RESET client_min_messages;
-\getenv root SCIPIS_SAMPLE
+-- The sample `make install` puts beside the extension's files.
+SELECT setting || '/scipis/loghub-2k' AS root FROM pg_config WHERE name = 'SHAREDIR' \gset
 CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE q;

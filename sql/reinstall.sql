@@ -4,7 +4,8 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS scipis;
 RESET client_min_messages;
-\getenv root SCIPIS_SAMPLE
+-- The sample `make install` puts beside the extension's files.
+SELECT setting || '/scipis/loghub-2k' AS root FROM pg_config WHERE name = 'SHAREDIR' \gset
 SELECT scipis_create_collection('before', :'root');
 SELECT files > 0 AS indexed FROM scipis_index('before');
 SELECT count(*) > 0 AS found FROM scipis_search('error', 'before');

@@ -51,8 +51,12 @@ import oracle      # noqa: E402
 from oracle import path_key  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
-# scripts/test.sh points SCIPIS_SAMPLE at a copy the server's OS user can read.
-LOGHUB = os.environ.get("SCIPIS_SAMPLE") or os.path.join(REPO, "data", "loghub-2k")
+# The sample `make install` puts beside the extension's files, which the
+# server's OS user can read wherever this checkout lives.
+PG_CONFIG = os.environ.get("PG_CONFIG", "/usr/lib/postgresql/15/bin/pg_config")
+LOGHUB = os.environ.get("SCIPIS_SAMPLE") or os.path.join(
+    subprocess.run([PG_CONFIG, "--sharedir"], check=True, capture_output=True,
+                   text=True).stdout.strip(), "scipis", "loghub-2k")
 PREFIX = "conformance_"
 SCORE_RTOL = 1e-9     # scores must agree with the oracle within this (relative)
 TIE_RTOL = 1e-12      # oracle scores this close are treated as ties

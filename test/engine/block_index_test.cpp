@@ -378,7 +378,12 @@ TEST(BlockIndex, CancelStopsABuild)
 	scipis_block_build *b = scipis_block_build_start(ixp.c_str(), &spec, &err);
 	ASSERT_TRUE(b);
 	scipis_block_build_cancel(b);
-	EXPECT_EQ(scipis_block_build_wait(b, 5000), 1);
+	// Prompt means well within the bound, which allows for AddressSanitizer
+	// and a loaded machine; the wait goes on past it so that the build is
+	// always finished before it is freed.
+	int waited = 0;
+	while (!scipis_block_build_wait(b, 100)) waited++;
+	EXPECT_LT(waited, 50) << "a cancel must stop the build promptly";
 	scipis_block_info info;
 	int rc = scipis_block_build_finish(b, &info, &err);
 	if (rc != 0) {

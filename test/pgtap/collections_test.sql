@@ -2,7 +2,7 @@
 -- the same files (pg_ls_dir, pg_stat_file), and its ordering rules.
 \set QUIET on
 \set ON_ERROR_STOP on
-\getenv sample SCIPIS_SAMPLE
+SELECT setting || '/scipis/loghub-2k' AS sample FROM pg_config WHERE name = 'SHAREDIR' \gset
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS scipis;
