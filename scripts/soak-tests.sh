@@ -15,6 +15,7 @@ N=${1:-3}
 LOGS=${SOAK_LOGS:-/tmp/scipis-soak}
 mkdir -p "$LOGS"
 work=$(mktemp -d /tmp/scipis-soak-clone.XXXXXX)
+rev=$(git rev-parse HEAD)  # every run tests this commit, whatever lands meanwhile
 
 # One busy loop per core, at normal priority, for the whole soak.
 load=()
@@ -25,12 +26,12 @@ done
 cleanup() { kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-echo "soak: $N runs of scripts/test.sh on fresh clones of $(git rev-parse --short HEAD)," \
+echo "soak: $N runs of scripts/test.sh on fresh clones of ${rev:0:12}," \
   "$(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores busy with ${#load[@]} load loops"
 ok=0
 for i in $(seq "$N"); do
   rm -rf "$work/clone"
-  git clone -q "$REPO" "$work/clone"
+  git clone -q "$REPO" "$work/clone" && git -C "$work/clone" checkout -q "$rev"
   t0=$(date +%s)
   (cd "$work/clone" && bash scripts/test.sh) > "$LOGS/run-$i.log" 2>&1
   rc=$?
