@@ -28,6 +28,11 @@ class PathIndex {
     return docs_.size() * (sizeof(DocInfo) + sizeof(uint32_t)) + paths_.size();
   }
   size_t count() const { return docs_.size(); }
+  // The length of document seq, if it is here (finished), else 0.
+  uint64_t tokens_of(uint64_t seq) const {
+    if (docs_.empty() || seq < docs_[0].seq || seq - docs_[0].seq >= docs_.size()) return 0;
+    return docs_[seq - docs_[0].seq].tokens;
+  }
   void serialise(int split_factor, std::string& data,
                  std::vector<std::string>& metas) const;
   void clear();

@@ -1,9 +1,9 @@
 // On-disk layout shared by the segment writer, the segment reader and the
 // manifest. Little-endian; every file opens with a 32-byte header:
 //   magic[8] version:u32 aux:u32 count:u64 body_crc:u32 header_crc:u32
-// TF data:   posting blocks of the terms in two or more documents, each
-//            varint n, n x (varint seq_delta, varint tf), u32 crc32c of the
-//            block; located by the TF metadata. `count`: the blocks.
+// TF data:   posting regions of the terms in two or more documents
+//            (index/postings_codec.h); located by the TF metadata.
+//            `count`: the regions.
 // TF meta:   split `aux`; `count` entries in dictionary order (dict_hash,
 //            then bytes where hashes tie), in groups of kTermGroup:
 //            u32 entry_offset[groups] (from the first entry),
@@ -28,7 +28,9 @@ namespace scipis {
 // 2: the TF dictionary is ordered and split by dict_hash (was FNV-1a).
 // 3: dictionary entries in groups, block offsets implied, df-1 postings
 //    inline, terms of hex digits two to a byte.
-constexpr uint32_t kFormatVersion = 3;
+// 4: posting lists in bit-packed blocks of 128 behind a skip list with
+//    each block's score bounds (index/postings_codec.h).
+constexpr uint32_t kFormatVersion = 4;
 constexpr size_t kTermGroup = 16;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kFileRecordSize = 36;

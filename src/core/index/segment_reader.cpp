@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "index/postings_codec.h"
 #include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -105,27 +106,13 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
 void decode_postings(const std::string& path, std::string_view block,
                      uint64_t expect_df, uint64_t seq_limit,
                      std::vector<Posting>& out) {
-  if (block.size() < 5) fail_corrupt(path, "posting block too short");
-  size_t body = block.size() - 4;
-  uint32_t stored = get_u32(reinterpret_cast<const unsigned char*>(block.data()) + body);
-  if (crc32c(block.data(), body) != stored)
-    fail_corrupt(path, "posting block checksum mismatch");
-  Cursor c(block.data(), body);
-  uint64_t n = c.varint();
-  if (n != expect_df) fail_corrupt(path, "posting count disagrees with the dictionary");
-  uint64_t seq = 0;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t delta = c.varint();
-    uint64_t tf = c.varint();
-    if (!c.ok()) break;
-    // delta >= seq_limit would also wrap seq round and break the order.
-    if ((i && delta == 0) || delta >= seq_limit || tf == 0 || tf > UINT32_MAX)
-      fail_corrupt(path, "bad posting");
-    seq += delta;
-    if (seq >= seq_limit) fail_corrupt(path, "posting names an unknown document");
-    out.push_back({seq, static_cast<uint32_t>(tf)});
+  RegionReader r(path, block, expect_df, seq_limit);
+  uint64_t seqs[kBlockPostings];
+  uint32_t tfs[kBlockPostings];
+  for (size_t b = 0; b < r.blocks().size(); b++) {
+    r.decode(b, seqs, tfs);
+    for (uint32_t i = 0; i < r.blocks()[b].count; i++) out.push_back({seqs[i], tfs[i]});
   }
-  if (!c.ok() || c.left() != 0) fail_corrupt(path, "posting block has a bad length");
 }
 
 void FileData::load(const std::string& path, FileData& out) {

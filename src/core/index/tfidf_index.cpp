@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "index/huge_pages.h"
+#include "index/postings_codec.h"
 #include "index/segment_format.h"
 #include "index/tokenizer.h"
 #include "util/bytes.h"
@@ -46,8 +47,9 @@ Capacity capacity_for(uint64_t budget, int depth) {
           8 * terms + region};
 }
 size_t data_reserve(size_t terms, size_t postings) {
-  // Worst cases: a varint takes 5 (u32) or 10 bytes, a block's crc 4.
-  return kHeaderSize + terms * (5 + 4) + postings * (10 + 5);
+  // max_region_bytes summed over the terms: each term's blocks round up
+  // by one (34 bytes of skip entry and crc), its df and crc take 14.
+  return kHeaderSize + terms * (14 + 34) + postings * (8 + 4) + postings / kBlockPostings * 34;
 }
 size_t meta_reserve(size_t terms, size_t term_bytes) {
   const size_t groups = (terms + kTermGroup - 1) / kTermGroup;
@@ -60,7 +62,7 @@ size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   // The region and the sort scratch (both at most twice what they need,
   // as OutBuffer and 2 MiB mappings round), the front cache.
   return 2 * region_bytes_for(budget, depth) + 2 * c.terms * sizeof(KeyIndex) +
-         kFrontMax * sizeof(uint64_t);
+         kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
 
 size_t TfIdfIndex::flush_bound(uint64_t budget, int depth, int split_factor) {
@@ -230,8 +232,8 @@ size_t TfIdfIndex::dictionary_order(KeyIndex* keys) const {
   return at;
 }
 
-void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
-                           std::vector<OutBuffer>& metas) const {
+void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas,
+                           const PathIndex* docs) const {
   const size_t n = terms_;
   const uint32_t sf = static_cast<uint32_t>(split_factor);
 
@@ -302,8 +304,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
         continue;
       }
       char* const start = out;
-      out = write_varint(out, e->df);
-      uint64_t prev = 0;
+      term_seqs_.clear();
+      term_tfs_.clear();
       chain.clear();
       for (uint32_t u = e->tail; u; u = chunk(u)->prev) {
         if (chunk(u)->prev) __builtin_prefetch(chunk(chunk(u)->prev));
@@ -313,15 +315,15 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data,
         const TfChunk* c = chain[ci];
         const uint32_t* sq = seqs(c);
         for (uint32_t i = 0; i < c->fill; i++) {
-          const uint64_t seq = base_seq_ + sq[i];
-          out = write_varint(out, seq - prev);
-          out = write_varint(out, sq[depth_ + i]);
-          prev = seq;
+          term_seqs_.push_back(base_seq_ + sq[i]);
+          term_tfs_.push_back(sq[depth_ + i]);
         }
       }
-      out = write_varint(out, base_seq_ + e->cur_seq - prev);
-      out = write_varint(out, e->cur_tf);
-      out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
+      term_seqs_.push_back(base_seq_ + e->cur_seq);
+      term_tfs_.push_back(e->cur_tf);
+      if (term_seqs_.size() != e->df) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
+      out = write_region(out, term_seqs_.data(), term_tfs_.data(), term_seqs_.size(),
+                         [docs](uint64_t seq) { return docs ? docs->tokens_of(seq) : 0; });
       blocks++;
       // Block offsets follow from the group's first and the lengths.
       w = write_varint(w, static_cast<uint64_t>(out - start));

@@ -12,6 +12,7 @@
 
 #include "index/distinct_terms.h"
 #include "index/out_buffer.h"
+#include "index/path_index.h"
 #include "util/bytes.h"
 #include "util/mem_account.h"
 
@@ -117,8 +118,10 @@ class TfIdfIndex {
   size_t memory() const;
   size_t terms() const { return terms_; }
   // Serialises into a TF data file and split_factor metadata files; the
-  // buffers' memory, when given, is reused.
-  void serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas) const;
+  // buffers' memory, when given, is reused. docs, when given, knows the
+  // lengths of the finished documents, which bound the blocks' scores.
+  void serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas,
+                 const PathIndex* docs = nullptr) const;
   void clear();
 
   // Upper bounds, from the options alone, of what an index holds (its
@@ -224,6 +227,9 @@ class TfIdfIndex {
   uint64_t base_seq_ = UINT64_MAX;  // seqs stored relative to the first
   // Sort scratch of serialise, kept from one flush to the next.
   mutable OutBuffer sort_keys_;
+  // One term's postings, gathered for its posting region.
+  mutable std::vector<uint64_t, mem::Accounted<uint64_t>> term_seqs_;
+  mutable std::vector<uint32_t, mem::Accounted<uint32_t>> term_tfs_;
 };
 
 }  // namespace scipis

@@ -259,7 +259,7 @@ void Pipeline::indexer_loop(int id) {
         spare_buffers_.pop_back();
       }
     }
-    tf.serialise(o.split_factor, job.tf_data, job.tf_meta);
+    tf.serialise(o.split_factor, job.tf_data, job.tf_meta, &paths);
     paths.serialise(o.split_factor, job.file_data, job.file_meta);
     size_t file_bytes = job.file_data.capacity();
     for (const auto& m : job.file_meta) file_bytes += m.capacity();

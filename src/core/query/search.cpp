@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 
 #include "index/segment_format.h"
+#include "query/topk.h"
 #include "util/bytes.h"
 #include "util/error.h"
 
@@ -82,6 +83,12 @@ bool better(const Ranked& a, const Ranked& b) {
 
 std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
                         scipis_ranking ranking, scipis_match match) {
+  if (k > 0 && terms.size() <= kTopkMaxTerms) return topk_search(c, terms, k, ranking, match);
+  return full_search(c, terms, k, ranking, match);
+}
+
+std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
+                             scipis_ranking ranking, scipis_match match) {
   const Manifest& m = c.manifest();
   const size_t nt = terms.size();
   const size_t ni = c.indexer_count();

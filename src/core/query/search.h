@@ -25,7 +25,11 @@ struct QueryTerm {
 std::vector<QueryTerm> parse_query(const Tokenizer& tok, std::string_view query);
 
 // Best hits first (score descending, then path ascending); k < 0 = all.
+// Top-k queries of few terms go to topk_search (query/topk.h).
 std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms,
                         int64_t k, scipis_ranking ranking, scipis_match match);
+// The same answer from every posting of every term, nothing skipped.
+std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
+                             int64_t k, scipis_ranking ranking, scipis_match match);
 
 }  // namespace scipis

@@ -1,0 +1,132 @@
+#include "index/postings_codec.h"
+
+#include "util/error.h"
+
+namespace scipis {
+
+unsigned bit_width(uint64_t v) { return v ? 64u - static_cast<unsigned>(__builtin_clzll(v)) : 0u; }
+
+size_t packed_bytes(size_t n, unsigned w) { return (n * w + 7) / 8; }
+
+size_t max_region_bytes(size_t n) {
+  const size_t nb = (n + kBlockPostings - 1) / kBlockPostings;
+  // df; per block four varints (10 + 3 + 5 + 10), width bytes, a crc;
+  // gaps and tfs at most 64 and 32 bits each; the header's crc.
+  return 10 + nb * (28 + 2 + 4) + n * (8 + 4) + 4;
+}
+
+char* pack_bits(char* out, const uint64_t* v, size_t n, unsigned w) {
+  if (w == 0) return out;
+  unsigned __int128 acc = 0;
+  unsigned have = 0;
+  for (size_t i = 0; i < n; i++) {
+    acc |= static_cast<unsigned __int128>(v[i]) << have;
+    have += w;
+    while (have >= 8) {
+      *out++ = static_cast<char>(static_cast<uint8_t>(acc));
+      acc >>= 8;
+      have -= 8;
+    }
+  }
+  if (have) *out++ = static_cast<char>(static_cast<uint8_t>(acc));
+  return out;
+}
+
+bool unpack_bits(const char*& in, const char* end, uint64_t* v, size_t n, unsigned w) {
+  if (w == 0) {
+    for (size_t i = 0; i < n; i++) v[i] = 0;
+    return true;
+  }
+  if (w > 64 || static_cast<size_t>(end - in) < packed_bytes(n, w)) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(in);
+  const uint64_t mask = w == 64 ? UINT64_MAX : (uint64_t{1} << w) - 1;
+  unsigned __int128 acc = 0;
+  unsigned have = 0;
+  for (size_t i = 0; i < n; i++) {
+    while (have < w) {
+      acc |= static_cast<unsigned __int128>(*p++) << have;
+      have += 8;
+    }
+    v[i] = static_cast<uint64_t>(acc) & mask;
+    acc >>= w;
+    have -= w;
+  }
+  in = reinterpret_cast<const char*>(p);
+  return true;
+}
+
+RegionReader::RegionReader(const std::string& path, std::string_view region, uint64_t expect_df,
+                           uint64_t seq_limit)
+    : path_(path), region_(region) {
+  if (region.size() < 8) fail_corrupt(path, "posting block too short");
+  Cursor c(region.data(), region.size());
+  const uint64_t n = c.varint();
+  if (n != expect_df) fail_corrupt(path, "posting count disagrees with the dictionary");
+  if (n < 2 || n > region.size() * 8) fail_corrupt(path, "bad posting count");
+  const size_t nb = static_cast<size_t>((n + kBlockPostings - 1) / kBlockPostings);
+  blocks_.resize(nb);
+  uint64_t last = 0;
+  for (size_t b = 0; b < nb; b++) {
+    BlockInfo& k = blocks_[b];
+    const uint64_t gap = c.varint();
+    k.bytes = static_cast<size_t>(c.varint());
+    const uint64_t max_tf = c.varint();
+    k.min_len = c.varint();
+    k.count = static_cast<uint32_t>(b + 1 < nb ? kBlockPostings : n - b * kBlockPostings);
+    // Each block holds count distinct documents after the last one.
+    if (!c.ok() || max_tf == 0 || max_tf > UINT32_MAX || gap >= seq_limit ||
+        (b && gap < k.count) || (!b && gap + 1 < k.count) || k.bytes > region.size())
+      fail_corrupt(path, "bad posting skip entry");
+    last += gap;
+    if (last >= seq_limit) fail_corrupt(path, "posting names an unknown document");
+    k.last_seq = last;
+    k.max_tf = static_cast<uint32_t>(max_tf);
+  }
+  size_t at = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - region.data());
+  if (nb > 1) {
+    if (region.size() - at < 4) fail_corrupt(path, "posting block too short");
+    if (crc32c(region.data(), at) != get_u32(reinterpret_cast<const unsigned char*>(region.data()) + at))
+      fail_corrupt(path, "posting block checksum mismatch");
+    at += 4;
+  } else {
+    const size_t body = region.size() - 4;
+    if (crc32c(region.data(), body) != get_u32(reinterpret_cast<const unsigned char*>(region.data()) + body))
+      fail_corrupt(path, "posting block checksum mismatch");
+  }
+  for (BlockInfo& k : blocks_) {
+    if (k.bytes < 2 || k.bytes > region.size() - at) fail_corrupt(path, "posting block has a bad length");
+    k.offset = at;
+    at += k.bytes;
+  }
+  if (at + (nb == 1 ? 4 : 0) != region.size()) fail_corrupt(path, "posting block has a bad length");
+}
+
+void RegionReader::decode(size_t b, uint64_t* seqs, uint32_t* tfs) const {
+  const BlockInfo& k = blocks_[b];
+  const char* p = region_.data() + k.offset;
+  const char* end = p + k.bytes;
+  if (blocks_.size() > 1) {
+    end -= 4;
+    if (k.bytes < 6 || crc32c(p, k.bytes - 4) != get_u32(reinterpret_cast<const unsigned char*>(end)))
+      fail_corrupt(path_, "posting block checksum mismatch");
+  }
+  const unsigned gw = static_cast<uint8_t>(p[0]), tw = static_cast<uint8_t>(p[1]);
+  p += 2;
+  uint64_t gaps[kBlockPostings], tf1[kBlockPostings];
+  if (gw > 64 || tw > 32 || !unpack_bits(p, end, gaps, k.count, gw) ||
+      !unpack_bits(p, end, tf1, k.count, tw) || p != end)
+    fail_corrupt(path_, "posting block has a bad length");
+  uint64_t next = b ? blocks_[b - 1].last_seq + 1 : 0;
+  for (uint32_t i = 0; i < k.count; i++) {
+    // A gap past the block's last document would also wrap round.
+    if (gaps[i] > k.last_seq - std::min(next, k.last_seq) || next > k.last_seq ||
+        tf1[i] >= k.max_tf)
+      fail_corrupt(path_, "bad posting");
+    seqs[i] = next + gaps[i];
+    next = seqs[i] + 1;
+    tfs[i] = static_cast<uint32_t>(tf1[i] + 1);
+  }
+  if (seqs[k.count - 1] != k.last_seq) fail_corrupt(path_, "posting skip entry disagrees with its block");
+}
+
+}  // namespace scipis

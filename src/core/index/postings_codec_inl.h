@@ -1,0 +1,67 @@
+// write_region, a template so that the writer's length lookup inlines.
+#pragma once
+
+#include <algorithm>
+
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+namespace scipis {
+
+template <typename LenOf>
+char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t n,
+                   LenOf&& len_of) {
+  char* const start = out;
+  const size_t nb = (n + kBlockPostings - 1) / kBlockPostings;
+  out = write_varint(out, n);
+  // Payloads go after the skip list, whose entries need their sizes:
+  // each payload's size is computed first.
+  uint64_t gaps[kBlockPostings], tf1[kBlockPostings];
+  uint64_t prev_last = 0;
+  for (size_t b = 0; b < nb; b++) {
+    const size_t lo = b * kBlockPostings, hi = std::min(n, lo + kBlockPostings);
+    uint64_t max_gap = 0, max_tf = 0, min_len = UINT64_MAX;
+    uint64_t next = b ? prev_last + 1 : 0;
+    for (size_t i = lo; i < hi; i++) {
+      max_gap = std::max(max_gap, seqs[i] - next);
+      next = seqs[i] + 1;
+      max_tf = std::max<uint64_t>(max_tf, tfs[i]);
+      const uint64_t len = len_of(seqs[i]);
+      min_len = std::min(min_len, len ? std::max<uint64_t>(len, tfs[i]) : 0);
+    }
+    const size_t count = hi - lo;
+    const size_t payload = 2 + packed_bytes(count, bit_width(max_gap)) +
+                           packed_bytes(count, bit_width(max_tf - 1)) + (nb > 1 ? 4 : 0);
+    out = write_varint(out, seqs[hi - 1] - prev_last);
+    out = write_varint(out, payload);
+    out = write_varint(out, max_tf);
+    out = write_varint(out, min_len);
+    prev_last = seqs[hi - 1];
+  }
+  if (nb > 1) out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
+  prev_last = 0;
+  for (size_t b = 0; b < nb; b++) {
+    const size_t lo = b * kBlockPostings, hi = std::min(n, lo + kBlockPostings);
+    const size_t count = hi - lo;
+    uint64_t next = b ? prev_last + 1 : 0, max_gap = 0, max_tf = 0;
+    for (size_t i = lo; i < hi; i++) {
+      gaps[i - lo] = seqs[i] - next;
+      next = seqs[i] + 1;
+      tf1[i - lo] = tfs[i] - 1;
+      max_gap = std::max(max_gap, gaps[i - lo]);
+      max_tf = std::max(max_tf, tf1[i - lo]);
+    }
+    char* const payload = out;
+    const unsigned gw = bit_width(max_gap), tw = bit_width(max_tf);
+    *out++ = static_cast<char>(gw);
+    *out++ = static_cast<char>(tw);
+    out = pack_bits(out, gaps, count, gw);
+    out = pack_bits(out, tf1, count, tw);
+    if (nb > 1) out = write_u32(out, crc32c(payload, static_cast<size_t>(out - payload)));
+    prev_last = seqs[hi - 1];
+  }
+  if (nb == 1) out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
+  return out;
+}
+
+}  // namespace scipis

@@ -1,0 +1,280 @@
+#include "query/topk.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <string>
+
+#include "index/postings_codec.h"
+#include "index/segment_format.h"
+#include "util/error.h"
+
+namespace scipis {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// A window is skipped only when its bound, so enlarged, is still below the
+// k-th score: the bound is summed in another order than a score is.
+constexpr double kMargin = 1 + 1e-9;
+
+// One block of a term within one indexer: part of a segment's region, or
+// the one posting a segment's dictionary holds inline.
+struct Blk {
+  const RegionReader* reader;  // nullptr: inline
+  size_t index;
+  size_t seg;      // in the indexer's flush order
+  uint64_t first;  // no posting before this
+  uint64_t last;
+  double bound;
+  uint64_t seq;  // inline
+  uint32_t tf;
+};
+
+struct Scorer {
+  scipis_ranking ranking;
+  double idf, qf, avgdl;
+  double operator()(double tf, double len) const {
+    if (ranking == SCIPIS_BM25) return qf * idf * tf / (tf + 1.2 * (1.0 - 0.75 + 0.75 * len / avgdl));
+    return qf * std::sqrt(tf) * idf / std::sqrt(len);
+  }
+};
+
+// A term's blocks over an indexer's segments, and the block decoded last.
+struct TermBlocks {
+  std::vector<Blk> blks;
+  std::vector<std::unique_ptr<std::string>> regions;  // stable: the readers view them
+  std::vector<std::unique_ptr<RegionReader>> readers;
+  size_t at = 0;  // first block whose last >= the window's start
+  size_t decoded = SIZE_MAX;
+  uint64_t seqs[kBlockPostings];
+  uint32_t tfs[kBlockPostings];
+  uint32_t count = 0;
+  uint64_t df = 0;
+
+  // Postings of block b with seq in [lo, hi], appended (tf summed where a
+  // document split over two flushes repeats its seq).
+  void gather(size_t b, uint64_t lo, uint64_t hi, std::vector<Posting>& out, TopkStats& st) {
+    const Blk& k = blks[b];
+    auto put = [&](uint64_t seq, uint32_t tf) {
+      if (seq < lo || seq > hi) return;
+      if (!out.empty() && out.back().seq == seq)
+        out.back().tf += tf;
+      else
+        out.push_back({seq, tf});
+    };
+    if (!k.reader) return put(k.seq, k.tf);
+    if (decoded != b) {
+      k.reader->decode(k.index, seqs, tfs);
+      st.blocks_decoded++;
+      count = k.reader->blocks()[k.index].count;
+      decoded = b;
+    }
+    for (uint32_t i = 0; i < count; i++) put(seqs[i], tfs[i]);
+  }
+};
+
+struct Ranked {
+  double score;
+  std::string_view path;
+  uint32_t indexer;
+  uint64_t seq;
+};
+bool better(const Ranked& a, const Ranked& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.path < b.path;
+}
+
+}  // namespace
+
+std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
+                             scipis_ranking ranking, scipis_match match, TopkStats* stats) {
+  TopkStats local;
+  TopkStats& st = stats ? *stats : local;
+  const Manifest& m = c.manifest();
+  const size_t nt = terms.size(), ni = c.indexer_count();
+  std::vector<uint32_t> split(nt);
+  for (size_t t = 0; t < nt; t++) split[t] = dict_split(dict_hash(terms[t].term), m.split_factor);
+
+  // Each indexer's segments: the documents whose records each holds,
+  // [a, b), and whether it begins inside a document the flush before it
+  // cut (that document's postings are split over both).
+  struct SegDocs {
+    uint64_t a, b;
+    bool continues;
+  };
+  std::vector<std::vector<SegDocs>> seg_docs(ni);
+  for (uint32_t i = 0; i < ni; i++) {
+    uint64_t a = 0;
+    for (SegmentState* s : c.indexer(i).segs) {
+      seg_docs[i].push_back({a, a + s->ref.docs, s->ref.first_seq == a + 1});
+      a += s->ref.docs;
+    }
+  }
+
+  // Every term's blocks in every indexer; df over all of them, a split
+  // document counted once.
+  std::vector<std::vector<TermBlocks>> lists(ni);
+  std::vector<uint64_t> df(nt, 0);
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    lists[i].resize(nt);
+    for (size_t t = 0; t < nt; t++) {
+      TermBlocks& tb = lists[i][t];
+      uint64_t prev_last = 0;
+      size_t prev_seg = SIZE_MAX;
+      for (size_t si = 0; si < ix.segs.size(); si++) {
+        SegmentState* s = ix.segs[si];
+        auto ref = c.tf_meta(*s, split[t]).find(terms[t].term);
+        if (!ref) continue;
+        tb.df += ref->df;
+        const std::string path = s->tf_dir + seg_data(s->ref.seg);
+        // The term's last document so far was not finished where it was
+        // seen: if it is this piece's first, it is one document, counted once.
+        const bool split_before = prev_seg != SIZE_MAX && prev_last >= seg_docs[i][prev_seg].b;
+        uint64_t first_posting;
+        if (ref->len == 0) {
+          if (ref->seq >= ix.docs.size()) fail_corrupt(path, "posting names an unknown document");
+          tb.blks.push_back({nullptr, 0, si, prev_last, ref->seq, 0, ref->seq, ref->tf});
+          first_posting = ref->seq;
+        } else {
+          tb.regions.push_back(std::make_unique<std::string>());
+          c.read_block(*s, *ref, *tb.regions.back());
+          tb.readers.push_back(std::make_unique<RegionReader>(
+              path, *tb.regions.back(), ref->df, ix.docs.size()));
+          const RegionReader& r = *tb.readers.back();
+          for (size_t b = 0; b < r.blocks().size(); b++) {
+            const uint64_t first = b ? r.blocks()[b - 1].last_seq + 1 : prev_last;
+            tb.blks.push_back({&r, b, si, first, r.blocks()[b].last_seq, 0, 0, 0});
+          }
+          first_posting = UINT64_MAX;
+          if (split_before) {
+            uint64_t seqs[kBlockPostings];
+            uint32_t tfs[kBlockPostings];
+            r.decode(0, seqs, tfs);
+            first_posting = seqs[0];
+          }
+        }
+        if (split_before && first_posting == prev_last) tb.df--;
+        prev_last = tb.blks.back().last;
+        prev_seg = si;
+      }
+      df[t] += tb.df;
+    }
+  }
+  const double N = static_cast<double>(m.docs_with_tokens);
+  const double avgdl = N > 0 ? static_cast<double>(m.total_tokens) / N : 0.0;
+  std::vector<Scorer> score_of(nt);
+  for (size_t t = 0; t < nt; t++) {
+    const double d = static_cast<double>(df[t]);
+    const double idf = ranking == SCIPIS_BM25 ? std::log(1.0 + (N - d + 0.5) / (d + 0.5))
+                                              : 1.0 + std::log((N + 1.0) / (d + 1.0));
+    score_of[t] = Scorer{ranking, idf, static_cast<double>(terms[t].qf), avgdl};
+  }
+
+  auto cmp = [](const Ranked& a, const Ranked& b) { return better(a, b); };
+  std::priority_queue<Ranked, std::vector<Ranked>, decltype(cmp)> heap(cmp);
+  std::vector<std::vector<Posting>> win(nt);
+  std::vector<size_t> pos(nt);
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    // Bounds: a block that may hold part of a document split over two
+    // flushes (its counts sum over both) has none.
+    for (size_t t = 0; t < nt; t++) {
+      for (Blk& blk : lists[i][t].blks) {
+        const SegDocs& sd = seg_docs[i][blk.seg];
+        const uint64_t first = blk.reader ? (blk.index ? blk.first : 0) : blk.seq;
+        const bool partial = blk.last >= sd.b || (sd.continues && first <= sd.a && sd.a <= blk.last);
+        if (partial) {
+          blk.bound = kInf;
+        } else if (!blk.reader) {
+          blk.bound = score_of[t](blk.tf, static_cast<double>(ix.docs[blk.seq]->tokens));
+        } else {
+          const BlockInfo& bi = blk.reader->blocks()[blk.index];
+          blk.bound = bi.min_len ? score_of[t](bi.max_tf, static_cast<double>(bi.min_len)) : kInf;
+        }
+      }
+    }
+
+    uint64_t lo = 0;
+    while (true) {
+      uint64_t hi = UINT64_MAX;
+      size_t live = 0;
+      for (size_t t = 0; t < nt; t++) {
+        TermBlocks& tb = lists[i][t];
+        while (tb.at < tb.blks.size() && tb.blks[tb.at].last < lo) tb.at++;
+        if (tb.at < tb.blks.size()) {
+          live++;
+          hi = std::min(hi, tb.blks[tb.at].last);
+        }
+      }
+      if (live == 0) break;
+      double bound = 0;
+      size_t present = 0;
+      for (size_t t = 0; t < nt; t++) {
+        TermBlocks& tb = lists[i][t];
+        bool any = false;
+        for (size_t b = tb.at; b < tb.blks.size() && tb.blks[b].first <= hi; b++) {
+          bound += tb.blks[b].bound;
+          any = true;
+        }
+        present += any;
+      }
+      const bool full = heap.size() == static_cast<size_t>(k);
+      const bool skip = (match == SCIPIS_MATCH_ALL && present < nt) ||
+                        (full && bound * kMargin < heap.top().score);
+      st.windows++;
+      st.skipped += skip;
+      if (!skip) {
+        for (size_t t = 0; t < nt; t++) {
+          TermBlocks& tb = lists[i][t];
+          win[t].clear();
+          pos[t] = 0;
+          for (size_t b = tb.at; b < tb.blks.size() && tb.blks[b].first <= hi; b++)
+            tb.gather(b, lo, hi, win[t], st);
+        }
+        // Documents in seq order; each one's score summed in query-term
+        // order, as search() sums it.
+        while (true) {
+          uint64_t seq = UINT64_MAX;
+          for (size_t t = 0; t < nt; t++)
+            if (pos[t] < win[t].size()) seq = std::min(seq, win[t][pos[t]].seq);
+          if (seq == UINT64_MAX) break;
+          const double len = static_cast<double>(ix.docs[seq]->tokens);
+          double score = 0;
+          size_t matched = 0;
+          for (size_t t = 0; t < nt; t++) {
+            if (pos[t] < win[t].size() && win[t][pos[t]].seq == seq) {
+              score += score_of[t](win[t][pos[t]].tf, len);
+              matched++;
+              pos[t]++;
+            }
+          }
+          if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
+          Ranked r{score, ix.paths[seq], i, seq};
+          if (heap.size() < static_cast<size_t>(k)) {
+            heap.push(r);
+          } else if (better(r, heap.top())) {
+            heap.pop();
+            heap.push(r);
+          }
+        }
+      }
+      if (hi == UINT64_MAX) break;
+      lo = hi + 1;
+    }
+  }
+  std::vector<Ranked> all;
+  while (!heap.empty()) {
+    all.push_back(heap.top());
+    heap.pop();
+  }
+  std::sort(all.begin(), all.end(), better);
+  std::vector<Hit> hits;
+  for (const auto& r : all) hits.push_back({r.indexer, r.seq, r.score});
+  return hits;
+}
+
+}  // namespace scipis

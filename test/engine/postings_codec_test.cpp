@@ -1,0 +1,116 @@
+// Format 4 posting regions: every list written comes back exactly, at the
+// encoders' edge values, and its skip entries bound every block.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "index/postings_codec.h"
+
+namespace {
+
+using scipis::kBlockPostings;
+
+std::string encode(const std::vector<uint64_t>& seqs, const std::vector<uint32_t>& tfs,
+                   const std::vector<uint64_t>& lens) {
+  std::string out(scipis::max_region_bytes(seqs.size()), '\0');
+  char* end = scipis::write_region(out.data(), seqs.data(), tfs.data(), seqs.size(),
+                                   [&](uint64_t seq) {
+                                     for (size_t i = 0; i < seqs.size(); i++)
+                                       if (seqs[i] == seq) return lens[i];
+                                     return uint64_t{0};
+                                   });
+  out.resize(static_cast<size_t>(end - out.data()));
+  return out;
+}
+
+void round_trip(const std::vector<uint64_t>& seqs, const std::vector<uint32_t>& tfs,
+                const std::vector<uint64_t>& lens, const std::string& what) {
+  const std::string region = encode(seqs, tfs, lens);
+  const uint64_t limit = seqs.back() + 1;
+  scipis::RegionReader r("test", region, seqs.size(), limit);
+  ASSERT_EQ(r.blocks().size(), (seqs.size() + kBlockPostings - 1) / kBlockPostings) << what;
+  size_t at = 0;
+  uint64_t s[kBlockPostings];
+  uint32_t t[kBlockPostings];
+  for (size_t b = 0; b < r.blocks().size(); b++) {
+    const auto& k = r.blocks()[b];
+    r.decode(b, s, t);
+    uint32_t max_tf = 0;
+    uint64_t min_len = UINT64_MAX;
+    for (uint32_t i = 0; i < k.count; i++, at++) {
+      ASSERT_EQ(s[i], seqs[at]) << what << " posting " << at;
+      ASSERT_EQ(t[i], tfs[at]) << what << " posting " << at;
+      max_tf = std::max(max_tf, t[i]);
+      min_len = std::min(min_len, lens[at] ? std::max<uint64_t>(lens[at], tfs[at]) : 0);
+    }
+    EXPECT_EQ(k.last_seq, s[k.count - 1]) << what;
+    EXPECT_EQ(k.max_tf, max_tf) << what;
+    EXPECT_EQ(k.min_len, min_len) << what;
+  }
+  EXPECT_EQ(at, seqs.size()) << what;
+}
+
+}  // namespace
+
+TEST(PostingsCodec, EdgeValuesRoundTrip) {
+  // Two postings; one block less one, exactly, plus one; gaps of 2^32 - 1
+  // and beyond; tf past 2^16 and at 2^32 - 1; document 0 first.
+  round_trip({0, 1}, {1, 1}, {1, 1}, "two postings");
+  round_trip({0, 4294967295ull}, {70000, 4294967295u}, {70000, 5000000000ull}, "wide gap, wide tf");
+  round_trip({7, (uint64_t{1} << 40) + 7}, {1, 2}, {0, 9}, "gap past 32 bits, unknown length");
+  for (size_t n : {kBlockPostings - 1, kBlockPostings, kBlockPostings + 1, 5 * kBlockPostings + 3}) {
+    std::vector<uint64_t> seqs, lens;
+    std::vector<uint32_t> tfs;
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+      s += i % 17 == 0 ? 4294967295ull : 1 + i % 5;
+      seqs.push_back(s);
+      tfs.push_back(i % 31 == 0 ? 65537u : 1);
+      lens.push_back(i % 7 == 0 ? 0 : 100000 + i);
+    }
+    round_trip(seqs, tfs, lens, "n=" + std::to_string(n));
+  }
+}
+
+TEST(PostingsCodec, RandomListsRoundTrip) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 300; trial++) {
+    const size_t n = 2 + rng() % 700;
+    std::vector<uint64_t> seqs, lens;
+    std::vector<uint32_t> tfs;
+    uint64_t s = rng() % 3;
+    const unsigned gap_bits = 1 + static_cast<unsigned>(rng() % 40);
+    for (size_t i = 0; i < n; i++) {
+      if (i) s += 1 + (rng() & ((uint64_t{1} << gap_bits) - 1));
+      seqs.push_back(s);
+      tfs.push_back(1 + static_cast<uint32_t>(rng() % (trial % 3 ? 3 : 100000)));
+      lens.push_back(rng() % 10 ? 1 + rng() % 1000000 : 0);
+    }
+    round_trip(seqs, tfs, lens, "trial " + std::to_string(trial));
+  }
+}
+
+TEST(PostingsCodec, DamageIsAnErrorNotACrash) {
+  std::vector<uint64_t> seqs, lens;
+  std::vector<uint32_t> tfs;
+  for (uint64_t i = 0; i < 300; i++) {
+    seqs.push_back(i * 3);
+    tfs.push_back(1 + i % 4);
+    lens.push_back(10);
+  }
+  const std::string good = encode(seqs, tfs, lens);
+  for (size_t at = 0; at < good.size(); at++) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x5a);
+    try {
+      scipis::RegionReader r("test", bad, seqs.size(), 1000);
+      uint64_t s[kBlockPostings];
+      uint32_t t[kBlockPostings];
+      for (size_t b = 0; b < r.blocks().size(); b++) r.decode(b, s, t);
+      ADD_FAILURE() << "a flipped byte at " << at << " went unnoticed";
+    } catch (const std::exception&) {
+    }
+  }
+}
