@@ -5,7 +5,7 @@
 #
 #   bash bench/smallfiles/run.sh [--corpus tree|linux|DIR] [--files 80000] [--seed 42]
 #        [--runs 3] [--threads 2] [--systems scipis,lucene] [--data /var/tmp/scipis-smallfiles]
-#        [--results DIR] [--label NAME]
+#        [--results DIR] [--label NAME] [--index-bench PATH]
 #
 # --corpus tree (default): bench/build/gen_tree --files N --seed S, generated
 # under --data unless it exists. --corpus linux: Debian's linux-source-6.1
@@ -17,7 +17,7 @@ set -euo pipefail
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPO=$(dirname "$BENCH")
 CORPUS=tree FILES=80000 SEED=42 RUNS=3 THREADS=2 SYSTEMS=scipis,lucene
-DATA=/var/tmp/scipis-smallfiles RESULTS="" LABEL=""
+DATA=/var/tmp/scipis-smallfiles RESULTS="" LABEL="" INDEX_BENCH=""
 LUCENE_HEAP=4g
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -30,6 +30,7 @@ while [ $# -gt 0 ]; do
 		--data) DATA=$2; shift 2 ;;
 		--results) RESULTS=$2; shift 2 ;;
 		--label) LABEL=$2; shift 2 ;;
+		--index-bench) INDEX_BENCH=$2; shift 2 ;;
 		*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -38,7 +39,10 @@ log() { echo "[$(date +%T)] $*" >&2; }
 
 make -s -C "$BENCH" build/gen_tree
 has lucene && make -s -C "$BENCH" lucene
-has scipis && make -s -C "$REPO" -j2 index-bench >/dev/null
+if [ -z "$INDEX_BENCH" ]; then
+	has scipis && make -s -C "$REPO" -j2 index-bench >/dev/null
+	INDEX_BENCH="$REPO/bench/build/index_bench"
+fi
 JAR="$BENCH/lucene/target/scipis-bench-lucene.jar"
 
 mkdir -p "$DATA"
@@ -80,6 +84,7 @@ trap 'rm -rf "$SCRATCH"' EXIT
 	echo "gxx=$(g++ --version | head -1)"
 	has lucene && echo "java=$(java -version 2>&1 | head -1)"
 	echo "git=$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet || echo -dirty)"
+	echo "index_bench=$INDEX_BENCH (sha256 $(sha256sum "$INDEX_BENCH" | cut -c1-16))"
 	echo "threads=$THREADS"
 	echo "runs=$RUNS"
 	echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -105,7 +110,7 @@ for run in $(seq 1 "$RUNS"); do
 	if has scipis; then
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		log "scipis: build $run, $THREADS indexer threads (load $load)"
-		line=$("$REPO/bench/build/index_bench" --corpus "$DIR" --runs 1 --indexers "$THREADS")
+		line=$("$INDEX_BENCH" --corpus "$DIR" --runs 1 --indexers "$THREADS")
 		echo "$line" >&2
 		python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(system="scipis", run=int(sys.argv[2])); print(json.dumps(d))' \
 			"$line" "$run" >> "$OUT"

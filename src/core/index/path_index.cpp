@@ -59,9 +59,11 @@ void PathIndex::serialise(int split_factor, std::string& data,
 }
 
 void PathIndex::clear() {
-  std::vector<DocInfo>().swap(docs_);
-  std::vector<uint32_t>().swap(lens_);
-  std::string().swap(paths_);
+  // Capacity kept: the next segment fills about as much again, and small
+  // files would otherwise regrow (and copy) the arrays at every flush.
+  docs_.clear();
+  lens_.clear();
+  paths_.clear();
 }
 
 }  // namespace scipis
