@@ -21,9 +21,10 @@ namespace scipis {
 
 namespace {
 constexpr size_t kIndexerQueue = 4;
-// Batches of up to FileBatch::kMaxFiles files, each holding its
-// directory open: a few hundred descriptors at most.
-constexpr size_t kFileBatches = 64;
+// Batches of up to FileBatch::kMaxFiles files, each holding its directory
+// open: with the readers' batches, some 20 descriptors at most, as a
+// backend's descriptor budget belongs to PostgreSQL (max_files_per_process).
+constexpr size_t kFileBatches = 16;
 }
 
 Pipeline::Pipeline(PipelineConfig cfg)
