@@ -1,7 +1,8 @@
 // Indexing through the engine alone (no server), for profiling and quick
 // comparisons: builds a collection of DIR into a scratch directory RUNS
-// times and prints one JSON line per build (wall seconds, MiB/s, CPU
-// seconds of the whole process per GiB of input).
+// times and prints one JSON line per build (files, wall seconds, MiB/s,
+// files/s, index bytes, CPU seconds of the whole process per GiB of input
+// and per file, the 1-minute load average when the build started).
 //   build/index_bench --corpus DIR [--runs 3] [--indexers 2] [--readers 0]
 //                     [--writers 0] [--tfidf-mib 256] [--depth 4]
 // Run it under `perf record -g` to see where a build spends its time.
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +25,12 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &r);
   return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
          static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
+}
+
+double load_average() {
+  double l = -1;
+  std::ifstream("/proc/loadavg") >> l;
+  return l;
 }
 
 [[noreturn]] void usage() {
@@ -65,6 +73,7 @@ int main(int argc, char** argv) {
   for (int r = 1; r <= runs && rc == 0; r++) {
     scipis_error err;
     scipis_build_stats st;
+    const double load = load_average();
     const double c0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     scipis_build* b = scipis_build_start(dir.c_str(), corpus.c_str(), &o, &err);
@@ -83,12 +92,17 @@ int main(int argc, char** argv) {
       break;
     }
     const double mib = static_cast<double>(st.bytes) / 1048576.0;
+    const double files = static_cast<double>(st.files);
     std::printf(
-        "{\"run\":%d,\"files\":%llu,\"mib\":%.1f,\"tokens\":%llu,\"terms\":%llu,"
-        "\"segments\":%llu,\"wall_s\":%.3f,\"mib_per_s\":%.1f,\"cpu_s_per_gib\":%.2f}\n",
-        r, static_cast<unsigned long long>(st.files), mib,
-        static_cast<unsigned long long>(st.tokens), static_cast<unsigned long long>(st.terms),
-        static_cast<unsigned long long>(st.segments), wall, mib / wall, cpu / (mib / 1024.0));
+        "{\"run\":%d,\"files\":%llu,\"bytes\":%llu,\"mib\":%.1f,\"tokens\":%llu,"
+        "\"terms\":%llu,\"segments\":%llu,\"skipped\":%llu,\"index_bytes\":%llu,"
+        "\"wall_s\":%.3f,\"mib_per_s\":%.1f,\"files_per_s\":%.0f,\"cpu_s_per_gib\":%.2f,"
+        "\"cpu_us_per_file\":%.1f,\"load1\":%.2f}\n",
+        r, static_cast<unsigned long long>(st.files), static_cast<unsigned long long>(st.bytes),
+        mib, static_cast<unsigned long long>(st.tokens), static_cast<unsigned long long>(st.terms),
+        static_cast<unsigned long long>(st.segments), static_cast<unsigned long long>(st.skipped),
+        static_cast<unsigned long long>(st.index_bytes), wall, mib / wall, files / wall,
+        cpu / (mib / 1024.0), files > 0 ? cpu * 1e6 / files : 0.0, load);
     std::fflush(stdout);
   }
   scipis_error err;

@@ -58,6 +58,17 @@ TEST(PostingsCodec, EdgeValuesRoundTrip) {
   // Two postings; one block less one, exactly, plus one; gaps of 2^32 - 1
   // and beyond; tf past 2^16 and at 2^32 - 1; document 0 first.
   round_trip({0, 1}, {1, 1}, {1, 1}, "two postings");
+  {
+    // Consecutive documents, tf 1: gaps and tfs take no bits.
+    std::vector<uint64_t> seqs, lens;
+    std::vector<uint32_t> tfs;
+    for (uint64_t i = 0; i < 100000; i++) {
+      seqs.push_back(i);
+      tfs.push_back(1);
+      lens.push_back(3);
+    }
+    round_trip(seqs, tfs, lens, "zero-width blocks");
+  }
   round_trip({0, 4294967295ull}, {70000, 4294967295u}, {70000, 5000000000ull}, "wide gap, wide tf");
   round_trip({7, (uint64_t{1} << 40) + 7}, {1, 2}, {0, 9}, "gap past 32 bits, unknown length");
   for (size_t n : {kBlockPostings - 1, kBlockPostings, kBlockPostings + 1, 5 * kBlockPostings + 3}) {

@@ -62,9 +62,11 @@ void PathIndex::serialise(int split_factor, std::string& data,
 }
 
 void PathIndex::clear() {
-  decltype(docs_)().swap(docs_);
-  decltype(lens_)().swap(lens_);
-  decltype(paths_)().swap(paths_);
+  // Capacity kept: the next segment fills about as much again, and small
+  // files would otherwise regrow (and copy) the arrays at every flush.
+  docs_.clear();
+  lens_.clear();
+  paths_.clear();
 }
 
 }  // namespace scipis

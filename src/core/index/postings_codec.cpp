@@ -62,7 +62,9 @@ RegionReader::RegionReader(const std::string& path, std::string_view region, uin
   Cursor c(region.data(), region.size());
   const uint64_t n = c.varint();
   if (n != expect_df) fail_corrupt(path, "posting count disagrees with the dictionary");
-  if (n < 2 || n > region.size() * 8) fail_corrupt(path, "bad posting count");
+  // A block takes at least 6 bytes (skip entry and widths), even when its
+  // gaps and tfs take no bits at all.
+  if (n < 2 || n / kBlockPostings > region.size() / 6) fail_corrupt(path, "bad posting count");
   const size_t nb = static_cast<size_t>((n + kBlockPostings - 1) / kBlockPostings);
   blocks_.resize(nb);
   uint64_t last = 0;

@@ -33,6 +33,10 @@ bool Crawler::included(const std::string& rel, const std::string& name) const {
   return false;
 }
 
+CrawledDir::~CrawledDir() {
+  if (fd >= 0) ::close(fd);
+}
+
 namespace {
 
 struct DirWork {
@@ -40,30 +44,46 @@ struct DirWork {
   std::string rel;
 };
 
-// Reads a directory's entry names, sorted so that a crawl is repeatable.
-bool list_dir(const std::string& path, bool follow, std::vector<std::string>& names,
-              dev_t& dev, ino_t& ino) {
+// A directory's entries: names in one buffer (each followed by '\0'), with
+// the type readdir reported, so that most entries need no stat.
+struct Listing {
+  struct Entry {
+    uint32_t off, len;
+    unsigned char type;  // DT_*
+  };
+  std::string names;
+  std::vector<Entry> entries;
+  std::string_view name(const Entry& e) const { return {names.data() + e.off, e.len}; }
+};
+
+// Reads a directory's entries, sorted by name so that a crawl is
+// repeatable, and keeps the directory open in fd for the readers' openat.
+bool list_dir(const std::string& path, bool follow, Listing& out, dev_t& dev, ino_t& ino,
+              int& fd) {
   int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
-  int fd = ::open(path.c_str(), flags);
+  fd = ::open(path.c_str(), flags);
   if (fd < 0) return false;
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return false;
-  }
+  if (::fstat(fd, &st) != 0) return false;
   dev = st.st_dev;
   ino = st.st_ino;
-  DIR* d = ::fdopendir(fd);
+  const int list_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // closedir closes it
+  if (list_fd < 0) return false;
+  DIR* d = ::fdopendir(list_fd);
   if (!d) {
-    ::close(fd);
+    ::close(list_fd);
     return false;
   }
   while (struct dirent* e = ::readdir(d)) {
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    names.emplace_back(e->d_name);
+    const size_t len = std::strlen(e->d_name);
+    out.entries.push_back({static_cast<uint32_t>(out.names.size()), static_cast<uint32_t>(len),
+                           e->d_type});
+    out.names.append(e->d_name, len + 1);
   }
   ::closedir(d);
-  std::sort(names.begin(), names.end());
+  std::sort(out.entries.begin(), out.entries.end(),
+            [&](const Listing::Entry& a, const Listing::Entry& b) { return out.name(a) < out.name(b); });
   return true;
 }
 
@@ -73,43 +93,71 @@ void Crawler::run(std::atomic<uint64_t>& skipped) {
   absl::flat_hash_set<std::pair<dev_t, ino_t>> seen_dirs;
   std::vector<DirWork> stack;
   stack.push_back({root_, ""});
+  const bool globs = !rules_.include.empty() || !rules_.exclude.empty();
   bool first = true;
+  Listing listing;
+  std::vector<DirWork> subdirs;
   while (!stack.empty() && !stop_.load(std::memory_order_relaxed)) {
     DirWork w = std::move(stack.back());
     stack.pop_back();
-    std::vector<std::string> names;
+    listing.names.clear();
+    listing.entries.clear();
+    auto dir = std::make_shared<CrawledDir>();
     dev_t dev;
     ino_t ino;
     // The root is followed even if it is a symlink: the user named it.
-    if (!list_dir(w.path, rules_.follow_symlinks || first, names, dev, ino)) {
+    if (!list_dir(w.path, rules_.follow_symlinks || first, listing, dev, ino, dir->fd)) {
       skipped++;
       first = false;
       continue;
     }
     first = false;
     if (!seen_dirs.insert({dev, ino}).second) continue;  // a loop
-    std::vector<DirWork> subdirs;
-    for (const auto& name : names) {
-      std::string path = w.path + "/" + name;
-      std::string rel = w.rel.empty() ? name : w.rel + "/" + name;
+    dir->path = w.path;
+    FileBatch batch;
+    batch.dir = dir;
+    subdirs.clear();
+    for (const auto& e : listing.entries) {
+      const std::string_view name = listing.name(e);
+      const char* cname = name.data();  // '\0'-terminated in listing.names
+      // readdir's type saves a stat per entry; the reader checks a file's
+      // type again on its open descriptor. File systems that do not report
+      // types (DT_UNKNOWN) get the lstat of old.
+      unsigned char type = e.type;
       struct stat st;
-      if (::lstat(path.c_str(), &st) != 0) {
-        skipped++;  // vanished since the listing, or unreadable
-        continue;
+      if (type == DT_UNKNOWN) {
+        if (::fstatat(dir->fd, cname, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+          skipped++;  // vanished since the listing, or unreadable
+          continue;
+        }
+        type = IFTODT(st.st_mode);
       }
       bool via_symlink = false;
-      if (S_ISLNK(st.st_mode)) {
+      if (type == DT_LNK) {
         if (!rules_.follow_symlinks) continue;
-        if (::stat(path.c_str(), &st) != 0) continue;  // dangling
+        if (::fstatat(dir->fd, cname, &st, 0) != 0) continue;  // dangling
+        type = IFTODT(st.st_mode);
         via_symlink = true;
       }
-      if (S_ISDIR(st.st_mode)) {
-        if (!excluded(rel, name)) subdirs.push_back({path, rel});
-      } else if (S_ISREG(st.st_mode)) {
-        if (excluded(rel, name) || !included(rel, name)) continue;
-        if (!out_.push(FileTask{path, via_symlink})) return;
+      if (type == DT_DIR) {
+        std::string n(name);
+        std::string rel = w.rel.empty() ? n : w.rel + "/" + n;
+        if (!excluded(rel, n)) subdirs.push_back({w.path + "/" + n, std::move(rel)});
+      } else if (type == DT_REG) {
+        if (globs) {
+          std::string n(name);
+          std::string rel = w.rel.empty() ? n : w.rel + "/" + n;
+          if (excluded(rel, n) || !included(rel, n)) continue;
+        }
+        batch.add(name, via_symlink);
+        if (batch.files.size() == FileBatch::kMaxFiles) {
+          if (!out_.push(std::move(batch))) return;
+          batch = FileBatch();
+          batch.dir = dir;
+        }
       }
     }
+    if (!batch.files.empty() && !out_.push(std::move(batch))) return;
     // Reverse so the stack visits subdirectories in name order.
     for (auto it = subdirs.rbegin(); it != subdirs.rend(); ++it)
       stack.push_back(std::move(*it));

@@ -5,16 +5,47 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/queue.h"
 
 namespace scipis {
 
-struct FileTask {
-  std::string path;
-  bool via_symlink = false;
+// A listed directory, kept open while its files wait to be read: readers
+// open them relative to it (openat), so the kernel does not walk the whole
+// path again for every file.
+struct CrawledDir {
+  int fd = -1;
+  std::string path;  // the files' paths are path + "/" + name
+  CrawledDir() = default;
+  CrawledDir(const CrawledDir&) = delete;
+  CrawledDir& operator=(const CrawledDir&) = delete;
+  ~CrawledDir();
+};
+
+// Regular files of one directory in name order (at most kMaxFiles): one
+// queue hand-off for all of them, their names in one buffer.
+struct FileBatch {
+  static constexpr size_t kMaxFiles = 256;
+  struct Entry {
+    uint32_t name_off;
+    uint32_t name_len;
+    bool via_symlink;
+  };
+  std::shared_ptr<const CrawledDir> dir;
+  std::string names;  // each name followed by '\0' (a C string for openat)
+  std::vector<Entry> files;
+
+  void add(std::string_view name, bool via_symlink) {
+    files.push_back({static_cast<uint32_t>(names.size()), static_cast<uint32_t>(name.size()),
+                     via_symlink});
+    names.append(name);
+    names.push_back('\0');
+  }
+  const char* name(const Entry& e) const { return names.data() + e.name_off; }
 };
 
 struct CrawlRules {
@@ -25,7 +56,7 @@ struct CrawlRules {
 
 class Crawler {
  public:
-  Crawler(std::string root, CrawlRules rules, BoundedQueue<FileTask>& out,
+  Crawler(std::string root, CrawlRules rules, BoundedQueue<FileBatch>& out,
           const std::atomic<bool>& stop)
       : root_(std::move(root)), rules_(std::move(rules)), out_(out), stop_(stop) {}
   // Runs the walk; counts entries it could not read in skipped.
@@ -37,7 +68,7 @@ class Crawler {
 
   std::string root_;
   CrawlRules rules_;
-  BoundedQueue<FileTask>& out_;
+  BoundedQueue<FileBatch>& out_;
   const std::atomic<bool>& stop_;
 };
 

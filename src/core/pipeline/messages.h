@@ -2,26 +2,30 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "index/manifest.h"
 #include "index/out_buffer.h"
+#include "pipeline/file_pack.h"
 #include "util/mem_account.h"
 
 namespace scipis {
 
 // Reader -> indexer. A file arrives as Begin, its blocks in order, then End,
-// never interleaved with another file's messages on the same indexer.
+// never interleaved with another file's messages on the same indexer; or,
+// when small, whole in a Files message with other small files.
 struct ReadMsg {
-  enum Kind { kBegin, kBlock, kEnd };
+  enum Kind { kBegin, kBlock, kEnd, kFiles };
   Kind kind = kBegin;
-  unsigned char* buffer = nullptr;  // kBlock: pool buffer to give back
+  unsigned char* buffer = nullptr;  // kBlock, kFiles: pool buffer to give back
   unsigned char* data = nullptr;
   size_t len = 0;
   std::string path;      // kBegin
   int64_t mtime_ns = 0;  // kBegin
   uint64_t size = 0;     // kEnd: bytes actually read
+  std::unique_ptr<FilePack> pack;  // kFiles
 };
 
 // Indexer -> writer: one serialised partial index flush.

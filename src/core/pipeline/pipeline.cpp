@@ -21,12 +21,19 @@ namespace scipis {
 
 namespace {
 constexpr size_t kIndexerQueue = 4;
+// Batches of up to FileBatch::kMaxFiles files, each holding its directory
+// open: with the readers' batches, some 20 descriptors at most, as a
+// backend's descriptor budget belongs to PostgreSQL (max_files_per_process).
+constexpr size_t kFileBatches = 16;
 }
 
 Pipeline::Pipeline(PipelineConfig cfg)
     : cfg_(std::move(cfg)),
       tokenizer_(cfg_.opts.delimiter),
-      files_(4096, &stop_),
+      // A quarter of a block: a pack holds at least four files, and bigger
+      // files, which have bytes enough to pay for their messages, stream.
+      pack_limit_(cfg_.opts.block_size / 4),
+      files_(kFileBatches, &stop_),
       free_indexers_(static_cast<size_t>(cfg_.opts.indexer_threads), &stop_),
       to_writer_(static_cast<size_t>(cfg_.opts.writer_threads), &stop_) {
   for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
@@ -119,32 +126,42 @@ void Pipeline::run() {
 
 void Pipeline::reader_loop(int id) {
   place_on_numa_node(id);
-  while (auto task = files_.pop()) {
-    auto ix = free_indexers_.pop();
-    if (!ix) return;
-    read_file(*task, *ix);
-    free_indexers_.push(*ix);
+  OpenPack pack;
+  while (true) {
+    auto batch = files_.try_pop();
+    if (!batch) {
+      // Nothing queued: the files packed so far go to an indexer before
+      // this reader waits, so that no indexer idles for want of them.
+      send_pack(pack);
+      batch = files_.pop();
+      if (!batch) break;
+    }
+    for (const auto& e : batch->files) {
+      if (stop_.load(std::memory_order_relaxed)) break;
+      read_entry(*batch, e, pack);
+    }
   }
+  send_pack(pack);
 }
 
 namespace {
 
-int open_for_reading(const std::string& path, bool nofollow, bool direct) {
+// Opened relative to the crawled directory: no walk of the whole path.
+int open_for_reading(int dirfd, const char* name, bool nofollow, bool direct) {
   int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
   if (direct) {
-    int fd = ::open(path.c_str(), flags | O_DIRECT);
+    int fd = ::openat(dirfd, name, flags | O_DIRECT);
     if (fd >= 0 || errno != EINVAL) return fd;
     // The file system refuses O_DIRECT: read through the page cache.
   }
-  return ::open(path.c_str(), flags);
+  return ::openat(dirfd, name, flags);
 }
 
 }  // namespace
 
-void Pipeline::read_file(const FileTask& t, int indexer) {
-  const auto& o = cfg_.opts;
-  bool direct = o.direct_io != 0;
-  Fd fd(open_for_reading(t.path, !t.via_symlink, direct));
+void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p) {
+  const bool direct = cfg_.opts.direct_io != 0;
+  Fd fd(open_for_reading(b.dir->fd, b.name(e), !e.via_symlink, direct));
   if (!fd) {
     totals_.skipped++;  // vanished, unreadable, or replaced by a symlink
     return;
@@ -156,12 +173,96 @@ void Pipeline::read_file(const FileTask& t, int indexer) {
     totals_.skipped++;
     return;
   }
+  const int64_t mtime_ns =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (!direct && static_cast<uint64_t>(st.st_size) <= pack_limit_) {
+    pack_file(fd.get(), static_cast<uint64_t>(st.st_size), mtime_ns, b, e, p);
+    return;
+  }
+  auto ix = free_indexers_.pop();
+  if (!ix) return;
+  read_file(std::move(fd), st, b, e, *ix);
+  free_indexers_.push(*ix);
+}
+
+void Pipeline::pack_file(int fd, uint64_t size, int64_t mtime_ns, const FileBatch& b,
+                         const FileBatch::Entry& e, OpenPack& p) {
+  if (p.buffer && p.used + size > cfg_.opts.block_size) send_pack(p);
+  if (!p.buffer) {
+    p.buffer = pool_->acquire();
+    if (!p.buffer) return;  // stopped
+    p.used = 0;
+    p.pack = std::make_unique<FilePack>();
+  }
+  // The file is read as it was when opened: at most the size fstat saw.
+  unsigned char* dst = pool_->read_area(p.buffer) + p.used;
+  uint64_t got = 0;
+  bool blocking = false;
+  while (got < size) {
+    ssize_t n = ::pread(fd, dst + got, size - got, static_cast<off_t>(got));
+    if (n > 0) {
+      got += static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0) break;  // it shrank since the fstat
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN && !blocking) {
+      // O_NONBLOCK means something to this file system: read blocking.
+      // (Clearing it up front cost two syscalls per file.)
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      blocking = true;
+      continue;
+    }
+    totals_.skipped++;  // an I/O error: the file is indexed as far as it was read
+    break;
+  }
+  FilePack& pack = *p.pack;
+  const size_t path_off = pack.paths.size();
+  pack.paths.append(b.dir->path).push_back('/');
+  pack.paths.append(b.name(e), e.name_len);
+  pack.files.push_back(PackedFile{static_cast<uint32_t>(p.used), static_cast<uint32_t>(got),
+                                  static_cast<uint32_t>(path_off),
+                                  static_cast<uint32_t>(pack.paths.size() - path_off), mtime_ns});
+  p.used += got;
+}
+
+void Pipeline::send_pack(OpenPack& p) {
+  if (!p.buffer) return;
+  unsigned char* buf = p.buffer;
+  const uint64_t bytes = p.used;
+  p.buffer = nullptr;
+  p.used = 0;
+  // Any free indexer will do: a pack holds whole files.
+  auto ix = free_indexers_.pop();
+  if (!ix) {
+    pool_->release(buf);
+    return;
+  }
+  ReadMsg m;
+  m.kind = ReadMsg::kFiles;
+  m.buffer = buf;
+  m.pack = std::move(p.pack);
+  const bool sent = to_indexer_[static_cast<size_t>(*ix)]->push(std::move(m));
+  free_indexers_.push(*ix);
+  if (!sent) {
+    pool_->release(buf);
+    return;
+  }
+  totals_.bytes += bytes;
+}
+
+void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
+                         const FileBatch::Entry& e, int indexer) {
+  const auto& o = cfg_.opts;
+  bool direct = o.direct_io != 0;
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   direct = direct && (::fcntl(fd.get(), F_GETFL) & O_DIRECT);
 
   auto& q = *to_indexer_[static_cast<size_t>(indexer)];
   ReadMsg begin;
-  begin.path = t.path;
+  begin.path.reserve(b.dir->path.size() + 1 + e.name_len);
+  begin.path.append(b.dir->path).push_back('/');
+  begin.path.append(b.name(e), e.name_len);
   begin.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
                    st.st_mtim.tv_nsec;
   if (!q.push(std::move(begin))) return;
@@ -186,7 +287,7 @@ void Pipeline::read_file(const FileTask& t, int indexer) {
       if (errno == EINTR) continue;
       if (errno == EINVAL && direct) {
         // Refused at read time (alignment rules of this file system).
-        fd = Fd(open_for_reading(t.path, !t.via_symlink, false));
+        fd = Fd(open_for_reading(b.dir->fd, b.name(e), !e.via_symlink, false));
         direct = false;
         want = static_cast<size_t>(std::min<uint64_t>(o.block_size, limit - off));
         if (fd) continue;
@@ -270,6 +371,36 @@ void Pipeline::indexer_loop(int id) {
     if (!to_writer_.push(std::move(job))) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
   };
 
+  // Tokens are counted in the block counter first; its distinct terms then
+  // reach the index in batches whose lookups are worked ahead
+  // (TfIdfIndex::add_batch), so that their misses overlap. readable: the
+  // bytes from data on that may be read (the rest of the pool buffer).
+  auto index_bytes = [&](unsigned char* data, size_t len, size_t readable) {
+    const char* base = reinterpret_cast<const char*>(data);
+    auto drain = [&] {
+      size_t batched = 0;
+      auto add_batch = [&] {
+        tf.add_batch(batch, counts, batched, cur.seq, [&] {
+          if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
+        });
+        batched = 0;
+      };
+      counter.drain(base, [&](const char* s, size_t n, uint64_t pre, uint32_t count) {
+        batch[batched] = TermKey{s, n, pre, token_hash(s, n, pre), nullptr, 0};
+        counts[batched++] = count;
+        if (batched == kBatch) add_batch();
+      });
+      add_batch();
+    };
+    uint64_t tokens = 0;
+    tokenizer_.tokenize_block(data, len, readable, *scratch, [&](BlockToken* t, size_t nt) {
+      counter.add_tokens(base, t, nt, drain);
+      tokens += nt;
+    });
+    drain();
+    cur.tokens += tokens;
+  };
+
   auto& q = *to_indexer_[static_cast<size_t>(id)];
   while (auto m = q.pop()) {
     switch (m->kind) {
@@ -277,38 +408,11 @@ void Pipeline::indexer_loop(int id) {
         cur = DocInfo{next_seq++, 0, m->mtime_ns, 0};
         cur_path = std::move(m->path);
         break;
-      case ReadMsg::kBlock: {
-        // Tokens are counted in the block counter first; its distinct terms
-        // then reach the index in batches whose lookups are worked ahead
-        // (TfIdfIndex::add_batch), so that their misses overlap.
-        const char* base = reinterpret_cast<const char*>(m->data);
-        const size_t readable = static_cast<size_t>(m->buffer + pool_->buffer_bytes() - m->data);
-        auto drain = [&] {
-          size_t batched = 0;
-          auto add_batch = [&] {
-            tf.add_batch(batch, counts, batched, cur.seq, [&] {
-              if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
-            });
-            batched = 0;
-          };
-          counter.drain(base, [&](const char* s, size_t n, uint64_t pre, uint32_t count) {
-            batch[batched] = TermKey{s, n, pre, token_hash(s, n, pre), nullptr, 0};
-            counts[batched++] = count;
-            if (batched == kBatch) add_batch();
-          });
-          add_batch();
-        };
-        uint64_t tokens = 0;
-        tokenizer_.tokenize_block(m->data, m->len, readable, *scratch,
-                                  [&](BlockToken* t, size_t nt) {
-                                    counter.add_tokens(base, t, nt, drain);
-                                    tokens += nt;
-                                  });
-        drain();
-        cur.tokens += tokens;
+      case ReadMsg::kBlock:
+        index_bytes(m->data, m->len,
+                    static_cast<size_t>(m->buffer + pool_->buffer_bytes() - m->data));
         pool_->release(m->buffer);
         break;
-      }
       case ReadMsg::kEnd:
         cur.size = m->size;
         paths.add(cur, cur_path);
@@ -317,6 +421,27 @@ void Pipeline::indexer_loop(int id) {
         if (cur.tokens) totals_.docs_with_tokens++;
         if (paths.full() || tf.full()) flush();
         break;
+      case ReadMsg::kFiles: {
+        // Each packed file is a document, as if it had come as Begin, one
+        // block, End; the shared totals are added to once per pack.
+        const FilePack& pack = *m->pack;
+        unsigned char* area = pool_->read_area(m->buffer);
+        const unsigned char* end = m->buffer + pool_->buffer_bytes();
+        uint64_t tokens = 0, with_tokens = 0;
+        for (const PackedFile& f : pack.files) {
+          cur = DocInfo{next_seq++, f.len, f.mtime_ns, 0};
+          if (f.len) index_bytes(area + f.off, f.len, static_cast<size_t>(end - (area + f.off)));
+          paths.add(cur, std::string_view(pack.paths).substr(f.path_off, f.path_len));
+          tokens += cur.tokens;
+          with_tokens += cur.tokens != 0;
+          if (paths.full() || tf.full()) flush();
+        }
+        totals_.files += pack.files.size();
+        totals_.tokens += tokens;
+        totals_.docs_with_tokens += with_tokens;
+        pool_->release(m->buffer);
+        break;
+      }
     }
   }
   if (stop_.load()) return;

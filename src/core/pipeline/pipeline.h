@@ -2,6 +2,8 @@
 // writers, all on engine threads that block every signal.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "pipeline/messages.h"
 #include "pipeline/queue.h"
 #include "scipis_engine.h"
+#include "util/fileio.h"
 
 namespace scipis {
 
@@ -51,8 +54,19 @@ class Pipeline {
   uint64_t distinct_terms() const;
 
  private:
+  // A reader's pack of small files being filled (file_pack.h).
+  struct OpenPack {
+    unsigned char* buffer = nullptr;
+    size_t used = 0;
+    std::unique_ptr<FilePack> pack;
+  };
   void reader_loop(int id);
-  void read_file(const FileTask& t, int indexer);
+  void read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p);
+  void pack_file(int fd, uint64_t size, int64_t mtime_ns, const FileBatch& b,
+                 const FileBatch::Entry& e, OpenPack& p);
+  void send_pack(OpenPack& p);
+  void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
+                 int indexer);
   void indexer_loop(int id);
   void writer_loop();
   void record_error(std::exception_ptr e);
@@ -61,7 +75,8 @@ class Pipeline {
   Tokenizer tokenizer_;
   std::atomic<bool> stop_{false};
   PipelineTotals totals_;
-  BoundedQueue<FileTask> files_;
+  uint64_t pack_limit_;  // files of at most this many bytes are packed
+  BoundedQueue<FileBatch> files_;
   BoundedQueue<int> free_indexers_;
   std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
   BoundedQueue<FlushJob> to_writer_;

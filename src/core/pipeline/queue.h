@@ -42,6 +42,17 @@ class BoundedQueue {
     return v;
   }
 
+  // Empty at once when nothing is queued: a reader first sends the small
+  // files it has packed before it waits (Pipeline::reader_loop).
+  std::optional<T> try_pop() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (items_.empty()) return std::nullopt;
+    T v = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return v;
+  }
+
   void close() {
     std::lock_guard<std::mutex> lk(mu_);
     closed_ = true;
