@@ -66,19 +66,6 @@ std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::s
   return out;
 }
 
-struct Ranked {
-  double score;
-  std::string_view path;
-  uint32_t indexer;
-  uint64_t seq;
-};
-
-// Orders best first: higher score, then smaller path.
-bool better(const Ranked& a, const Ranked& b) {
-  if (a.score != b.score) return a.score > b.score;
-  return a.path < b.path;
-}
-
 }  // namespace
 
 std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,

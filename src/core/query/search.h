@@ -16,6 +16,20 @@ struct Hit {
   double score;
 };
 
+// A hit while a query runs, with its path for the tie-break.
+struct Ranked {
+  double score;
+  std::string_view path;
+  uint32_t indexer;
+  uint64_t seq;
+};
+
+// Orders best first: higher score, then smaller path.
+inline bool better(const Ranked& a, const Ranked& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.path < b.path;
+}
+
 struct QueryTerm {
   std::string term;
   uint32_t qf;

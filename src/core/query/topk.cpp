@@ -76,17 +76,6 @@ struct TermBlocks {
   }
 };
 
-struct Ranked {
-  double score;
-  std::string_view path;
-  uint32_t indexer;
-  uint64_t seq;
-};
-bool better(const Ranked& a, const Ranked& b) {
-  if (a.score != b.score) return a.score > b.score;
-  return a.path < b.path;
-}
-
 }  // namespace
 
 std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
