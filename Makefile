@@ -22,8 +22,10 @@ PG_CFLAGS = -MMD -MP $(WARN) -Wno-unused-parameter -Wno-missing-field-initialize
 # NDEBUG: abseil's tables otherwise check every iterator and shuffle inserts.
 ENGINE_CXXFLAGS = -std=c++20 -O2 -DNDEBUG $(WARN) -pthread
 PG_CXXFLAGS = -MMD -MP $(ENGINE_CXXFLAGS) -fno-strict-aliasing
-SHLIB_LINK = -lstdc++ -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
-	-labsl_low_level_hash -lpthread
+# What the engine links with, everywhere it is linked.
+ENGINE_LIBS = -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city -labsl_low_level_hash \
+	-lpthread
+SHLIB_LINK = -lstdc++ $(ENGINE_LIBS)
 EXTRA_CLEAN = build test/engine/engine_tests $(OBJS:.o=.d)
 
 # JIT bitcode is not worth a clang dependency for this module.
@@ -59,8 +61,7 @@ sql/scipis--$(EXTVERSION).sql: $(SQL_PARTS)
 ENGINE_TEST_SRCS := $(sort $(wildcard test/engine/*.cpp))
 test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_SRCS)
 	$(CXX) -std=c++20 -O1 -g -DNDEBUG $(WARN) -Isrc/core -pthread -o $@ $(ENGINE_TEST_SRCS) \
-		$(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main -lnuma -labsl_raw_hash_set \
-		-labsl_hash -labsl_city -labsl_low_level_hash -lpthread
+		$(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main $(ENGINE_LIBS)
 
 engine-check: test/engine/engine_tests
 	test/engine/engine_tests
@@ -76,8 +77,7 @@ build/asan/%.o: src/core/%.cpp
 	$(CXX) $(ASAN_CXXFLAGS) -MMD -MP -Isrc/core -c $< -o $@
 build/asan/engine_tests: $(ASAN_OBJS) $(ENGINE_TEST_SRCS)
 	$(CXX) $(ASAN_CXXFLAGS) -Isrc/core -o $@ $(ENGINE_TEST_SRCS) $(ASAN_OBJS) \
-		-lgtest -lgtest_main -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
-		-labsl_low_level_hash -lpthread
+		-lgtest -lgtest_main $(ENGINE_LIBS)
 
 # LeakSanitizer needs ptrace, which some containers forbid: probed first.
 engine-asan: build/asan/engine_tests
@@ -89,8 +89,7 @@ engine-asan: build/asan/engine_tests
 bench/build/index_bench: $(CORE_SRCS:.cpp=.o) bench/engine/index_bench.cpp
 	@mkdir -p bench/build
 	$(CXX) $(ENGINE_CXXFLAGS) -Isrc/core -o $@ bench/engine/index_bench.cpp \
-		$(CORE_SRCS:.cpp=.o) -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
-		-labsl_low_level_hash -lpthread
+		$(CORE_SRCS:.cpp=.o) $(ENGINE_LIBS)
 
 index-bench: bench/build/index_bench
 
@@ -98,8 +97,7 @@ index-bench: bench/build/index_bench
 bench/build/%: bench/engine/%.cpp $(CORE_SRCS:.cpp=.o)
 	@mkdir -p bench/build
 	$(CXX) $(ENGINE_CXXFLAGS) -Isrc/core -o $@ $< \
-		$(CORE_SRCS:.cpp=.o) -lnuma -labsl_raw_hash_set -labsl_hash -labsl_city \
-		-labsl_low_level_hash -lpthread
+		$(CORE_SRCS:.cpp=.o) $(ENGINE_LIBS)
 
 engine-micro: bench/build/token_bench bench/build/index_replay
 

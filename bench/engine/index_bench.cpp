@@ -4,7 +4,9 @@
 // files/s, index bytes, CPU seconds of the whole process per GiB of input
 // and per file, the 1-minute load average when the build started).
 //   build/index_bench --corpus DIR [--runs 3] [--indexers 2] [--readers 0]
-//                     [--writers 0] [--tfidf-mib 256] [--depth 4]
+//                     [--writers 0] [--tfidf-mib 256] [--depth 4] [--keep DIR]
+// --keep DIR builds into DIR (which must not exist) and leaves the index
+// there, to look at its files.
 // Run it under `perf record -g` to see where a build spends its time.
 #include <sys/resource.h>
 #include <unistd.h>
@@ -36,7 +38,7 @@ double load_average() {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: index_bench --corpus DIR [--runs N] [--indexers N] [--readers N]\n"
-               "                   [--writers N] [--tfidf-mib N] [--depth N]\n");
+               "                   [--writers N] [--tfidf-mib N] [--depth N] [--keep DIR]\n");
   std::exit(2);
 }
 
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   o.indexer_threads = 2;
   std::string corpus;
   int runs = 3;
+  std::string keep;
   for (int i = 1; i < argc; i++) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) usage();
@@ -60,15 +63,16 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--writers")) o.writer_threads = std::atoi(next());
     else if (!std::strcmp(argv[i], "--tfidf-mib")) o.tfidf_index_size = std::strtoull(next(), nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--depth")) o.index_depth = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--keep")) keep = next();
     else usage();
   }
   if (corpus.empty() || runs < 1) usage();
   char tmpl[] = "/tmp/scipis-index-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) {
+  if (keep.empty() && !mkdtemp(tmpl)) {
     std::perror("mkdtemp");
     return 1;
   }
-  const std::string dir = tmpl;
+  const std::string dir = keep.empty() ? std::string(tmpl) : keep;
   int rc = 0;
   for (int r = 1; r <= runs && rc == 0; r++) {
     scipis_error err;
@@ -106,6 +110,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   scipis_error err;
-  scipis_remove_dir(dir.c_str(), &err);
+  if (keep.empty()) scipis_remove_dir(dir.c_str(), &err);
   return rc == 0 ? 0 : 1;
 }

@@ -1,5 +1,6 @@
-// Format 4 posting regions: every list written comes back exactly, at the
-// encoders' edge values, and its skip entries bound every block.
+// Posting regions (small and large): every list written comes back
+// exactly, at the encoders' edge values, and a large region's skip entries
+// bound every block.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -13,23 +14,26 @@ namespace {
 using scipis::kBlockPostings;
 
 std::string encode(const std::vector<uint64_t>& seqs, const std::vector<uint32_t>& tfs,
-                   const std::vector<uint64_t>& lens) {
+                   const std::vector<uint64_t>& lens, uint64_t base) {
   std::string out(scipis::max_region_bytes(seqs.size()), '\0');
-  char* end = scipis::write_region(out.data(), seqs.data(), tfs.data(), seqs.size(),
-                                   [&](uint64_t seq) {
-                                     for (size_t i = 0; i < seqs.size(); i++)
-                                       if (seqs[i] == seq) return lens[i];
-                                     return uint64_t{0};
-                                   });
+  char* end = seqs.size() <= scipis::kSmallRegion
+                  ? scipis::write_small_region(out.data(), seqs.data(), tfs.data(), seqs.size(), base)
+                  : scipis::write_region(out.data(), seqs.data(), tfs.data(), seqs.size(), base,
+                                         [&](uint64_t seq) {
+                                           for (size_t i = 0; i < seqs.size(); i++)
+                                             if (seqs[i] == seq) return lens[i];
+                                           return uint64_t{0};
+                                         });
   out.resize(static_cast<size_t>(end - out.data()));
   return out;
 }
 
 void round_trip(const std::vector<uint64_t>& seqs, const std::vector<uint32_t>& tfs,
-                const std::vector<uint64_t>& lens, const std::string& what) {
-  const std::string region = encode(seqs, tfs, lens);
+                const std::vector<uint64_t>& lens, const std::string& what, uint64_t base = 0) {
+  const std::string region = encode(seqs, tfs, lens, base);
   const uint64_t limit = seqs.back() + 1;
-  scipis::RegionReader r("test", region, seqs.size(), limit);
+  const bool small = seqs.size() <= scipis::kSmallRegion;
+  scipis::RegionReader r("test", region, seqs.size(), base, limit);
   ASSERT_EQ(r.blocks().size(), (seqs.size() + kBlockPostings - 1) / kBlockPostings) << what;
   size_t at = 0;
   uint64_t s[kBlockPostings];
@@ -47,7 +51,8 @@ void round_trip(const std::vector<uint64_t>& seqs, const std::vector<uint32_t>& 
     }
     EXPECT_EQ(k.last_seq, s[k.count - 1]) << what;
     EXPECT_EQ(k.max_tf, max_tf) << what;
-    EXPECT_EQ(k.min_len, min_len) << what;
+    // A small region's bounds are its largest tf alone.
+    EXPECT_EQ(k.min_len, small ? 0 : min_len) << what;
   }
   EXPECT_EQ(at, seqs.size()) << what;
 }
@@ -58,6 +63,9 @@ TEST(PostingsCodec, EdgeValuesRoundTrip) {
   // Two postings; one block less one, exactly, plus one; gaps of 2^32 - 1
   // and beyond; tf past 2^16 and at 2^32 - 1; document 0 first.
   round_trip({0, 1}, {1, 1}, {1, 1}, "two postings");
+  round_trip({5, 6}, {1, 1}, {1, 1}, "two postings from base 5", 5);
+  round_trip({(uint64_t{1} << 40) + 9, (uint64_t{1} << 41)}, {3, 1}, {1, 1}, "far base",
+             uint64_t{1} << 40);
   {
     // Consecutive documents, tf 1: gaps and tfs take no bits.
     std::vector<uint64_t> seqs, lens;
@@ -82,6 +90,7 @@ TEST(PostingsCodec, EdgeValuesRoundTrip) {
       lens.push_back(i % 7 == 0 ? 0 : 100000 + i);
     }
     round_trip(seqs, tfs, lens, "n=" + std::to_string(n));
+    round_trip(seqs, tfs, lens, "n=" + std::to_string(n) + " from base", seqs[0]);
   }
 }
 
@@ -99,7 +108,7 @@ TEST(PostingsCodec, RandomListsRoundTrip) {
       tfs.push_back(1 + static_cast<uint32_t>(rng() % (trial % 3 ? 3 : 100000)));
       lens.push_back(rng() % 10 ? 1 + rng() % 1000000 : 0);
     }
-    round_trip(seqs, tfs, lens, "trial " + std::to_string(trial));
+    round_trip(seqs, tfs, lens, "trial " + std::to_string(trial), trial % 2 ? seqs[0] : 0);
   }
 }
 
@@ -111,16 +120,44 @@ TEST(PostingsCodec, DamageIsAnErrorNotACrash) {
     tfs.push_back(1 + i % 4);
     lens.push_back(10);
   }
-  const std::string good = encode(seqs, tfs, lens);
+  const std::string good = encode(seqs, tfs, lens, 0);
   for (size_t at = 0; at < good.size(); at++) {
     std::string bad = good;
     bad[at] = static_cast<char>(bad[at] ^ 0x5a);
     try {
-      scipis::RegionReader r("test", bad, seqs.size(), 1000);
+      scipis::RegionReader r("test", bad, seqs.size(), 0, 1000);
       uint64_t s[kBlockPostings];
       uint32_t t[kBlockPostings];
       for (size_t b = 0; b < r.blocks().size(); b++) r.decode(b, s, t);
       ADD_FAILURE() << "a flipped byte at " << at << " went unnoticed";
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+// A small region has no crc of its own (its group span's covers it): any
+// bytes at all decode to postings inside [base, limit) or fail cleanly.
+TEST(PostingsCodec, SmallRegionGarbageStaysInBounds) {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 20000; trial++) {
+    std::string bytes(1 + rng() % 40, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng() % 4 ? rng() % 8 : rng());
+    const uint64_t df = 2 + rng() % (scipis::kSmallRegion - 1);
+    const uint64_t base = rng() % 50, limit = base + rng() % 300;
+    try {
+      scipis::RegionReader r("test", bytes, df, base, limit);
+      uint64_t s[kBlockPostings];
+      uint32_t t[kBlockPostings];
+      r.decode(0, s, t);
+      for (uint64_t i = 0; i < df; i++) {
+        ASSERT_GE(s[i], base);
+        ASSERT_LT(s[i], limit);
+        ASSERT_GE(t[i], 1u);
+        if (i) {
+          ASSERT_GT(s[i], s[i - 1]);
+        }
+      }
+      ASSERT_EQ(r.blocks()[0].last_seq, s[df - 1]);
     } catch (const std::exception&) {
     }
   }

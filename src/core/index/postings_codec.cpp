@@ -55,19 +55,75 @@ bool unpack_bits(const char*& in, const char* end, uint64_t* v, size_t n, unsign
   return true;
 }
 
+char* write_small_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t n,
+                         uint64_t base) {
+  uint64_t gaps[kSmallRegion], tf1[kSmallRegion];
+  uint64_t max_gap = 0, max_tf = 0;
+  for (size_t i = 0; i < n; i++) {
+    tf1[i] = tfs[i] - 1;
+    max_tf = std::max(max_tf, tf1[i]);
+    if (i) {
+      gaps[i - 1] = seqs[i] - seqs[i - 1] - 1;
+      max_gap = std::max(max_gap, gaps[i - 1]);
+    }
+  }
+  const unsigned gw = bit_width(max_gap), tw = bit_width(max_tf);
+  out = write_varint(out, seqs[0] - base);
+  *out++ = static_cast<char>(gw);
+  *out++ = static_cast<char>(tw);
+  out = pack_bits(out, gaps, n - 1, gw);
+  return pack_bits(out, tf1, n, tw);
+}
+
+void RegionReader::read_small(uint64_t df, uint64_t base, uint64_t seq_limit) {
+  if (df < 2) fail_corrupt(path_, "bad posting count");
+  Cursor c(region_.data(), region_.size());
+  const uint64_t first = c.varint();
+  if (!c.ok() || c.left() < 2 || first >= seq_limit - std::min(base, seq_limit))
+    fail_corrupt(path_, "bad small posting region");
+  const char* p = reinterpret_cast<const char*>(c.pos());
+  const char* const end = region_.data() + region_.size();
+  const unsigned gw = static_cast<uint8_t>(p[0]), tw = static_cast<uint8_t>(p[1]);
+  p += 2;
+  uint64_t gaps[kSmallRegion], tf1[kSmallRegion];
+  const size_t n = static_cast<size_t>(df);
+  if (gw > 64 || tw > 32 || !unpack_bits(p, end, gaps, n - 1, gw) ||
+      !unpack_bits(p, end, tf1, n, tw) || p != end)
+    fail_corrupt(path_, "posting block has a bad length");
+  small_seqs_.resize(n);
+  small_tfs_.resize(n);
+  uint64_t seq = base + first, max_tf = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i) {
+      // Past the limit, or wrapping round.
+      if (gaps[i - 1] >= seq_limit - seq - 1) fail_corrupt(path_, "posting names an unknown document");
+      seq += gaps[i - 1] + 1;
+    }
+    if (tf1[i] >= UINT32_MAX) fail_corrupt(path_, "bad posting");
+    small_seqs_[i] = seq;
+    small_tfs_[i] = static_cast<uint32_t>(tf1[i] + 1);
+    max_tf = std::max<uint64_t>(max_tf, small_tfs_[i]);
+  }
+  blocks_.push_back({seq, static_cast<uint32_t>(max_tf), 0, 0, region_.size(), static_cast<uint32_t>(n)});
+}
+
 RegionReader::RegionReader(const std::string& path, std::string_view region, uint64_t expect_df,
-                           uint64_t seq_limit)
-    : path_(path), region_(region) {
+                           uint64_t base, uint64_t seq_limit)
+    : path_(path), region_(region), base_(base) {
+  if (expect_df <= kSmallRegion) {
+    read_small(expect_df, base, seq_limit);
+    return;
+  }
   if (region.size() < 8) fail_corrupt(path, "posting block too short");
   Cursor c(region.data(), region.size());
   const uint64_t n = c.varint();
   if (n != expect_df) fail_corrupt(path, "posting count disagrees with the dictionary");
   // A block takes at least 6 bytes (skip entry and widths), even when its
   // gaps and tfs take no bits at all.
-  if (n < 2 || n / kBlockPostings > region.size() / 6) fail_corrupt(path, "bad posting count");
+  if (n / kBlockPostings > region.size() / 6) fail_corrupt(path, "bad posting count");
   const size_t nb = static_cast<size_t>((n + kBlockPostings - 1) / kBlockPostings);
   blocks_.resize(nb);
-  uint64_t last = 0;
+  uint64_t last = base;
   for (size_t b = 0; b < nb; b++) {
     BlockInfo& k = blocks_[b];
     const uint64_t gap = c.varint();
@@ -79,46 +135,42 @@ RegionReader::RegionReader(const std::string& path, std::string_view region, uin
     if (!c.ok() || max_tf == 0 || max_tf > UINT32_MAX || gap >= seq_limit ||
         (b && gap < k.count) || (!b && gap + 1 < k.count) || k.bytes > region.size())
       fail_corrupt(path, "bad posting skip entry");
+    if (gap >= seq_limit - std::min(last, seq_limit)) fail_corrupt(path, "posting names an unknown document");
     last += gap;
-    if (last >= seq_limit) fail_corrupt(path, "posting names an unknown document");
     k.last_seq = last;
     k.max_tf = static_cast<uint32_t>(max_tf);
   }
   size_t at = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - region.data());
-  if (nb > 1) {
-    if (region.size() - at < 4) fail_corrupt(path, "posting block too short");
-    if (crc32c(region.data(), at) != get_u32(reinterpret_cast<const unsigned char*>(region.data()) + at))
-      fail_corrupt(path, "posting block checksum mismatch");
-    at += 4;
-  } else {
-    const size_t body = region.size() - 4;
-    if (crc32c(region.data(), body) != get_u32(reinterpret_cast<const unsigned char*>(region.data()) + body))
-      fail_corrupt(path, "posting block checksum mismatch");
-  }
+  if (region.size() - at < 4) fail_corrupt(path, "posting block too short");
+  if (crc32c(region.data(), at) != get_u32(reinterpret_cast<const unsigned char*>(region.data()) + at))
+    fail_corrupt(path, "posting block checksum mismatch");
+  at += 4;
   for (BlockInfo& k : blocks_) {
-    if (k.bytes < 2 || k.bytes > region.size() - at) fail_corrupt(path, "posting block has a bad length");
+    if (k.bytes < 6 || k.bytes > region.size() - at) fail_corrupt(path, "posting block has a bad length");
     k.offset = at;
     at += k.bytes;
   }
-  if (at + (nb == 1 ? 4 : 0) != region.size()) fail_corrupt(path, "posting block has a bad length");
+  if (at != region.size()) fail_corrupt(path, "posting block has a bad length");
 }
 
 void RegionReader::decode(size_t b, uint64_t* seqs, uint32_t* tfs) const {
+  if (!small_seqs_.empty()) {
+    std::copy(small_seqs_.begin(), small_seqs_.end(), seqs);
+    std::copy(small_tfs_.begin(), small_tfs_.end(), tfs);
+    return;
+  }
   const BlockInfo& k = blocks_[b];
   const char* p = region_.data() + k.offset;
-  const char* end = p + k.bytes;
-  if (blocks_.size() > 1) {
-    end -= 4;
-    if (k.bytes < 6 || crc32c(p, k.bytes - 4) != get_u32(reinterpret_cast<const unsigned char*>(end)))
-      fail_corrupt(path_, "posting block checksum mismatch");
-  }
+  const char* end = p + k.bytes - 4;
+  if (crc32c(p, k.bytes - 4) != get_u32(reinterpret_cast<const unsigned char*>(end)))
+    fail_corrupt(path_, "posting block checksum mismatch");
   const unsigned gw = static_cast<uint8_t>(p[0]), tw = static_cast<uint8_t>(p[1]);
   p += 2;
   uint64_t gaps[kBlockPostings], tf1[kBlockPostings];
   if (gw > 64 || tw > 32 || !unpack_bits(p, end, gaps, k.count, gw) ||
       !unpack_bits(p, end, tf1, k.count, tw) || p != end)
     fail_corrupt(path_, "posting block has a bad length");
-  uint64_t next = b ? blocks_[b - 1].last_seq + 1 : 0;
+  uint64_t next = b ? blocks_[b - 1].last_seq + 1 : base_;
   for (uint32_t i = 0; i < k.count; i++) {
     // A gap past the block's last document would also wrap round.
     if (gaps[i] > k.last_seq - std::min(next, k.last_seq) || next > k.last_seq ||

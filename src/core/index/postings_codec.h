@@ -6,12 +6,20 @@
 // pass over a block without reading it and skip one that cannot reach the
 // top k.
 //
-// Region: varint df, then per block: varint last_seq gap (from the previous
-// block's last, the first from 0), varint payload bytes, varint max_tf,
-// varint min_len (0: not known), then u32 crc32c of all that; then the
-// payloads, each u8 gap width, u8 tf width, gaps (the first from the
-// previous block's last + 1, or from 0), tf - 1, and its u32 crc32c. A
-// region of one block has one crc, at its end, over everything.
+// Seqs are stored from `base`, the flush's first document.
+//
+// A region of more than kSmallRegion postings: varint df, then per block:
+// varint last_seq gap (from the previous block's last, the first from
+// base), varint payload bytes, varint max_tf, varint min_len (0: not
+// known), then u32 crc32c of all that; then the payloads, each u8 gap
+// width, u8 tf width, gaps (the first from the previous block's last + 1,
+// or from base), tf - 1, and its u32 crc32c.
+//
+// A small region (2 to kSmallRegion postings, most terms of a corpus):
+// varint (first seq - base), u8 gap width, u8 tf width, the df - 1 gaps
+// minus one, tf - 1. Its df is the dictionary's; no skip entry and no
+// crc of its own: the small regions of a dictionary group lie together
+// in the data file, followed by one crc32c over them (a "group span").
 #pragma once
 
 #include <cstddef>
@@ -23,14 +31,20 @@
 namespace scipis {
 
 constexpr size_t kBlockPostings = 128;
+constexpr size_t kSmallRegion = kBlockPostings;
 
 // The most bytes a region of n postings can take.
 size_t max_region_bytes(size_t n);
 
-// Writes the region of n postings (seqs ascending); len_of(seq) is a lower
-// bound of that document's length, or 0 when unknown. Returns the end.
+// Writes the region of n > kSmallRegion postings (seqs ascending, none
+// below base); len_of(seq) is a lower bound of that document's length, or
+// 0 when unknown. Returns the end.
 template <typename LenOf>
-char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t n, LenOf&& len_of);
+char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t n, uint64_t base,
+                   LenOf&& len_of);
+// Writes a small region, 2 <= n <= kSmallRegion.
+char* write_small_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t n,
+                         uint64_t base);
 
 struct BlockInfo {
   uint64_t last_seq;
@@ -42,20 +56,26 @@ struct BlockInfo {
 };
 
 // A region's skip list, parsed and checked against its crc; blocks are
-// decoded one by one as a query needs them.
+// decoded one by one as a query needs them. A small region is one block,
+// decoded at once (its crc is its group span's, checked by the caller).
 class RegionReader {
  public:
-  // region stays owned by the caller; errors name path.
+  // region stays owned by the caller; errors name path. Seqs lie in
+  // [base, seq_limit).
   RegionReader(const std::string& path, std::string_view region, uint64_t expect_df,
-               uint64_t seq_limit);
+               uint64_t base, uint64_t seq_limit);
   const std::vector<BlockInfo>& blocks() const { return blocks_; }
   // Decodes block b: seqs and tfs get its count entries.
   void decode(size_t b, uint64_t* seqs, uint32_t* tfs) const;
 
  private:
+  void read_small(uint64_t df, uint64_t base, uint64_t seq_limit);
   std::string path_;
   std::string_view region_;
   std::vector<BlockInfo> blocks_;
+  uint64_t base_ = 0;
+  std::vector<uint64_t> small_seqs_;  // a small region, decoded
+  std::vector<uint32_t> small_tfs_;
 };
 
 // Bit packing of n values at width w (0 to 64), low bits first.

@@ -10,18 +10,18 @@ namespace scipis {
 
 template <typename LenOf>
 char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t n,
-                   LenOf&& len_of) {
+                   uint64_t base, LenOf&& len_of) {
   char* const start = out;
   const size_t nb = (n + kBlockPostings - 1) / kBlockPostings;
   out = write_varint(out, n);
   // Payloads go after the skip list, whose entries need their sizes:
   // each payload's size is computed first.
   uint64_t gaps[kBlockPostings], tf1[kBlockPostings];
-  uint64_t prev_last = 0;
+  uint64_t prev_last = base;
   for (size_t b = 0; b < nb; b++) {
     const size_t lo = b * kBlockPostings, hi = std::min(n, lo + kBlockPostings);
     uint64_t max_gap = 0, max_tf = 0, min_len = UINT64_MAX;
-    uint64_t next = b ? prev_last + 1 : 0;
+    uint64_t next = b ? prev_last + 1 : base;
     for (size_t i = lo; i < hi; i++) {
       max_gap = std::max(max_gap, seqs[i] - next);
       next = seqs[i] + 1;
@@ -31,19 +31,19 @@ char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t 
     }
     const size_t count = hi - lo;
     const size_t payload = 2 + packed_bytes(count, bit_width(max_gap)) +
-                           packed_bytes(count, bit_width(max_tf - 1)) + (nb > 1 ? 4 : 0);
+                           packed_bytes(count, bit_width(max_tf - 1)) + 4;
     out = write_varint(out, seqs[hi - 1] - prev_last);
     out = write_varint(out, payload);
     out = write_varint(out, max_tf);
     out = write_varint(out, min_len);
     prev_last = seqs[hi - 1];
   }
-  if (nb > 1) out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
-  prev_last = 0;
+  out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
+  prev_last = base;
   for (size_t b = 0; b < nb; b++) {
     const size_t lo = b * kBlockPostings, hi = std::min(n, lo + kBlockPostings);
     const size_t count = hi - lo;
-    uint64_t next = b ? prev_last + 1 : 0, max_gap = 0, max_tf = 0;
+    uint64_t next = b ? prev_last + 1 : base, max_gap = 0, max_tf = 0;
     for (size_t i = lo; i < hi; i++) {
       gaps[i - lo] = seqs[i] - next;
       next = seqs[i] + 1;
@@ -57,10 +57,9 @@ char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t 
     *out++ = static_cast<char>(tw);
     out = pack_bits(out, gaps, count, gw);
     out = pack_bits(out, tf1, count, tw);
-    if (nb > 1) out = write_u32(out, crc32c(payload, static_cast<size_t>(out - payload)));
+    out = write_u32(out, crc32c(payload, static_cast<size_t>(out - payload)));
     prev_last = seqs[hi - 1];
   }
-  if (nb == 1) out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));
   return out;
 }
 

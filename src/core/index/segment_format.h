@@ -1,17 +1,18 @@
 // On-disk layout shared by the segment writer, the segment reader and the
 // manifest. Little-endian; every file opens with a 32-byte header:
 //   magic[8] version:u32 aux:u32 count:u64 body_crc:u32 header_crc:u32
-// TF data:   posting regions of the terms in two or more documents
-//            (index/postings_codec.h); located by the TF metadata.
-//            `count`: the regions.
-// TF meta:   split `aux`; `count` entries in dictionary order (dict_hash,
-//            then bytes where hashes tie), in groups of kTermGroup:
-//            u32 entry_offset[groups] (from the first entry),
-//            u64 block_offset[groups] (in the data file: the group's first
-//            block), then the entries:
-//            term (see write_term), varint df, then for df 1 the posting itself
-//            (varint seq, varint tf), else varint block_len (the blocks of
-//            a group follow one another in the data file).
+// TF data:   per dictionary group, the small posting regions of its terms
+//            (index/postings_codec.h) followed by one crc32c over them,
+//            then its large regions. `count`: the regions.
+// TF meta:   split `aux`; `count` terms in byte order:
+//            u64 base seq (postings are stored from it), u64 data offset
+//            of the first group's regions, u32 table bytes, u32 keys
+//            bytes, the code tables (index/term_dict.h); the groups of
+//            kTermGroup terms (coded entries); the table, per group:
+//            varint its bytes, varint bytes of its regions in the data
+//            file (they follow one another), varint bytes of its small
+//            regions (before their crc); the keys, per group: u8 length,
+//            its first term.
 // File data: count records (u64 seq, u64 size, i64 mtime_ns, u64 tokens,
 //            u32 path_len), then the paths back to back.
 // File meta: split `aux`; count entries (u64 path_hash, u32 record), sorted.
@@ -30,9 +31,12 @@ namespace scipis {
 //    inline, terms of hex digits two to a byte.
 // 4: posting lists in bit-packed blocks of 128 behind a skip list with
 //    each block's score bounds (index/postings_codec.h).
-constexpr uint32_t kFormatVersion = 4;
-constexpr size_t kTermGroup = 16;
+// 5: dictionary in byte order, groups of 16 front-coded and Huffman
+//    coded field by field; small posting regions without skip entries,
+//    one crc per group; seqs from the flush's base.
+constexpr uint32_t kFormatVersion = 5;
 constexpr size_t kHeaderSize = 32;
+constexpr size_t kTfMetaHead = 24;
 constexpr size_t kFileRecordSize = 36;
 
 inline constexpr char kMagicTfData[] = "SCIPISTD";
@@ -49,22 +53,6 @@ inline uint64_t dict_hash(std::string_view term) { return token_hash(term.data()
 inline uint32_t dict_split(uint64_t h, uint32_t sf) {
   return static_cast<uint32_t>((static_cast<unsigned __int128>(h) * sf) >> 64);
 }
-
-// A dictionary term as stored: varint (length << 1 | packed), then its
-// bytes, or, for a term of 0-9 and a-f only (numbers and hex ids: most
-// distinct terms of logs), two characters per byte, high nibble first, an
-// odd last one followed by a 0 nibble.
-constexpr size_t kMaxTermRecord = 2 + 255;
-char* write_term(char* out, const char* p, size_t n);
-std::string encode_term(std::string_view term);
-struct StoredTerm {
-  std::string_view record;  // the whole stored form, as encode_term gives it
-  size_t len = 0;           // characters
-  bool packed = false;
-};
-// Reads a stored term at c; false when it is malformed.
-bool read_term(Cursor& c, StoredTerm& t);
-std::string decode_term(const StoredTerm& t);
 
 struct FileHeader {
   uint32_t aux = 0;

@@ -1,9 +1,11 @@
 #include "index/segment_reader.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "index/postings_codec.h"
 #include "index/segment_format.h"
+#include "index/term_dict.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
 #include "util/error.h"
@@ -11,102 +13,171 @@
 namespace scipis {
 
 
+namespace {
+// A term's first 8 bytes as a big-endian word, zero-padded: words order
+// as the terms do, or tie.
+uint64_t word_of(std::string_view t) {
+  unsigned char b[8] = {};
+  std::memcpy(b, t.data(), std::min<size_t>(8, t.size()));
+  uint64_t w = 0;
+  for (unsigned char c : b) w = w << 8 | c;
+  return w;
+}
+}  // namespace
+
 TfMeta::TfMeta(std::string path, std::string bytes)
     : path_(std::move(path)), bytes_(std::move(bytes)) {
   FileHeader h = check_header(path_, kMagicTfMeta, bytes_.data(), bytes_.size());
   std::string_view body(bytes_.data() + kHeaderSize, bytes_.size() - kHeaderSize);
   check_body(path_, h, body);
-  // Every entry takes at least 3 bytes (length, a byte of term, df).
-  if (h.count > body.size() / 3) fail_corrupt(path_, "term count exceeds the file");
+  Cursor c(body.data(), body.size());
+  base_ = c.u64();
+  uint64_t data = c.u64();
+  const uint64_t table_len = c.u32(), keys_len = c.u32();
+  if (!c.ok() || c.left() < kCodeTableBytes || !codes_.load(reinterpret_cast<const char*>(c.pos())))
+    fail_corrupt(path_, "bad dictionary code tables");
+  c.bytes(kCodeTableBytes);
+  entries_ = kHeaderSize + kTfMetaHead + kCodeTableBytes;
+  if (table_len > c.left() || keys_len > c.left() - table_len) fail_corrupt(path_, "term groups exceed the file");
+  const size_t entries_len = c.left() - table_len - keys_len;
+  // A group takes at least a byte of entries, 3 of table and 2 of key.
+  if (h.count > entries_len * kTermGroup) fail_corrupt(path_, "term count exceeds the file");
   count_ = static_cast<size_t>(h.count);
   const size_t groups = (count_ + kTermGroup - 1) / kTermGroup;
-  if (groups * 12 > body.size()) fail_corrupt(path_, "term groups exceed the file");
-  Cursor c(body.data(), body.size());
-  entry_offsets_.resize(groups);
-  block_offsets_.resize(groups);
-  for (auto& o : entry_offsets_) o = c.u32();
-  for (auto& o : block_offsets_) o = c.u64();
-  entries_ = kHeaderSize + groups * 12;
-  const size_t room = bytes_.size() - entries_;
-  for (size_t g = 0; g < groups; g++) {
-    if (entry_offsets_[g] >= room || (g && entry_offsets_[g] <= entry_offsets_[g - 1]) ||
-        block_offsets_[g] < kHeaderSize || (g && block_offsets_[g] < block_offsets_[g - 1]))
+  if (groups > keys_len / 2 || groups > table_len / 3) fail_corrupt(path_, "term groups exceed the file");
+  groups_.resize(groups);
+  Cursor table(body.data() + (entries_ - kHeaderSize) + entries_len, static_cast<size_t>(table_len));
+  uint64_t at = 0;
+  for (Group& g : groups_) {
+    const uint64_t bytes = table.varint(), data_bytes = table.varint(), small = table.varint();
+    if (!table.ok() || bytes == 0 || bytes > entries_len - at || small > data_bytes ||
+        data < kHeaderSize || data_bytes > (uint64_t{1} << 48) || small > UINT32_MAX)
       fail_corrupt(path_, "bad term group offset");
+    g.entries = at;
+    g.data = data;
+    g.small = static_cast<uint32_t>(small);
+    at += bytes;
+    data += data_bytes;
   }
-  // Entries are checked as a lookup touches them; their order (by
-  // dict_hash, then bytes) is the writer's, vouched for by the checksum.
-}
-
-TfMeta::Entry TfMeta::entry(size_t at, uint64_t& block_offset) const {
-  if (at >= bytes_.size()) fail_corrupt(path_, "term entry past the end");
-  Cursor c(bytes_.data() + at, bytes_.size() - at);
-  Entry e{};
-  if (!read_term(c, e.term)) fail_corrupt(path_, "bad term");
-  e.ref.df = c.varint();
-  if (e.ref.df == 1) {
-    e.ref.seq = c.varint();
-    const uint64_t tf = c.varint();
-    if (tf == 0 || tf > UINT32_MAX) fail_corrupt(path_, "bad inline posting");
-    e.ref.tf = static_cast<uint32_t>(tf);
-  } else {
-    e.ref.len = c.varint();
-    // Room for n, a posting and the crc; the data file's size bounds it.
-    if (e.ref.len < 7 || e.ref.len > (uint64_t{1} << 40)) fail_corrupt(path_, "bad posting block length");
-    e.ref.offset = block_offset;
-    block_offset += e.ref.len;
+  if (at != entries_len || table.left() != 0) fail_corrupt(path_, "bad term group offset");
+  keys_ = entries_ + entries_len + static_cast<size_t>(table_len);
+  keys_len_ = static_cast<size_t>(keys_len);
+  table_len_ = static_cast<size_t>(table_len);
+  size_t k = 0;
+  for (size_t g = 0; g < groups; g++) {
+    const size_t len = k < keys_len_ ? static_cast<uint8_t>(bytes_[keys_ + k]) : 0;
+    if (len == 0 || len > keys_len_ - k - 1) fail_corrupt(path_, "bad term group key");
+    groups_[g].key = k;
+    k += 1 + len;
+    if (g && !(key(g - 1) < key(g))) fail_corrupt(path_, "term groups out of order");
   }
-  if (!c.ok() || e.ref.df == 0) fail_corrupt(path_, "bad term entry");
-  e.next = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - bytes_.data());
-  return e;
+  if (k != keys_len_) fail_corrupt(path_, "bad term group key");
+  key_words_.resize(groups);
+  for (size_t g = 0; g < groups; g++) key_words_[g] = word_of(key(g));
 }
 
-std::string TfMeta::group_first(size_t g) const {
-  uint64_t block = block_offsets_[g];
-  return decode_term(entry(entries_ + entry_offsets_[g], block).term);
+std::string_view TfMeta::key(size_t g) const {
+  const size_t at = keys_ + groups_[g].key;
+  return std::string_view(bytes_.data() + at + 1, static_cast<uint8_t>(bytes_[at]));
 }
 
-std::string TfMeta::term_at(size_t i) const {
-  if (i >= count_) fail_corrupt(path_, "term index past the end");
-  const size_t g = i / kTermGroup;
-  uint64_t block = block_offsets_[g];
-  Entry e = entry(entries_ + entry_offsets_[g], block);
-  for (size_t k = i % kTermGroup; k > 0; k--) e = entry(e.next, block);
-  return decode_term(e.term);
+template <typename F>
+void TfMeta::scan(size_t g, F&& f) const {
+  const size_t at = entries_ + groups_[g].entries;
+  const size_t end = g + 1 < groups_.size() ? entries_ + groups_[g + 1].entries : keys_ - table_len_;
+  DictDecoder::Reader in(codes_, bytes_.data() + at, bytes_.data() + end);
+  const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
+  const std::string_view k = key(g);
+  char term[kMaxTermBytes], prev[kMaxTermBytes];
+  std::memcpy(term, k.data(), k.size());
+  size_t len = k.size(), prev_len = 0;
+  const uint64_t data = groups_[g].data, small = groups_[g].small;
+  uint64_t small_at = data, large_at = data + small + (small ? 4 : 0);
+  for (size_t i = 0; i < n; i++) {
+    DictEntry e;
+    if (!in.next(term, len, e)) fail_corrupt(path_, "bad term entry");
+    const std::string_view t(term, len);
+    if (i == 0 ? t != k : !(std::string_view(prev, prev_len) < t)) fail_corrupt(path_, "terms out of order");
+    TermRef r{};
+    r.base = base_;
+    if (e.code & 1) {
+      if (e.code >> 1 == 0 || e.code >> 1 > UINT32_MAX || e.x > UINT64_MAX - base_)
+        fail_corrupt(path_, "bad inline posting");
+      r.df = 1;
+      r.tf = static_cast<uint32_t>(e.code >> 1);
+      r.seq = base_ + e.x;
+    } else {
+      r.df = e.code >> 1;
+      r.len = e.x;
+      // A small region takes at least 3 bytes, a large one its skip list
+      // and crcs; the group's small bytes and the data file bound both.
+      const bool is_small = r.df <= kSmallRegion;
+      if (r.df < 2 || e.x < (is_small ? 3 : 8) || e.x > (uint64_t{1} << 40) ||
+          (is_small && e.x > data + small - small_at))
+        fail_corrupt(path_, "bad posting region length");
+      if (is_small) {
+        r.offset = small_at;
+        small_at += e.x;
+        r.span_offset = data;
+        r.span_len = small + 4;
+      } else {
+        r.offset = large_at;
+        large_at += e.x;
+      }
+    }
+    if (f(t, r)) return;
+    std::memcpy(prev, term, len);
+    prev_len = len;
+  }
+  if (small_at != data + small || !in.at_end()) fail_corrupt(path_, "bad term group");
 }
 
 std::optional<TermRef> TfMeta::find(std::string_view term) const {
-  if (term.empty() || term.size() > 255) return std::nullopt;
-  const uint64_t h = dict_hash(term);
+  if (term.empty() || term.size() > kMaxTermBytes || groups_.empty()) return std::nullopt;
   // The last group whose first term is at or before the one sought.
-  size_t lo = 0, hi = entry_offsets_.size();
+  const uint64_t w = word_of(term);
+  size_t lo = 0, hi = groups_.size();
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    const std::string t = group_first(mid);
-    const uint64_t hm = dict_hash(t);
-    if (hm < h || (hm == h && t <= term))
+    if (key_words_[mid] < w || (key_words_[mid] == w && key(mid) <= term))
       lo = mid + 1;
     else
       hi = mid;
   }
   if (lo == 0) return std::nullopt;
-  // Within the group, stored forms are compared: no term is decoded.
-  const std::string stored = encode_term(term);
-  const size_t g = lo - 1;
-  const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
-  uint64_t block = block_offsets_[g];
-  size_t at = entries_ + entry_offsets_[g];
-  for (size_t k = 0; k < n; k++) {
-    Entry e = entry(at, block);
-    if (e.term.record == stored) return e.ref;
-    at = e.next;
-  }
-  return std::nullopt;
+  std::optional<TermRef> found;
+  scan(lo - 1, [&](std::string_view t, const TermRef& r) {
+    if (t != term) return t > term;
+    found = r;
+    return true;
+  });
+  return found;
 }
 
-void decode_postings(const std::string& path, std::string_view block,
-                     uint64_t expect_df, uint64_t seq_limit,
-                     std::vector<Posting>& out) {
-  RegionReader r(path, block, expect_df, seq_limit);
+std::vector<std::pair<std::string, TermRef>> TfMeta::all() const {
+  std::vector<std::pair<std::string, TermRef>> out;
+  for (size_t g = 0; g < groups_.size(); g++)
+    scan(g, [&](std::string_view t, const TermRef& r) {
+      out.emplace_back(std::string(t), r);
+      return false;
+    });
+  return out;
+}
+
+std::string_view region_in(const std::string& path, std::string_view read, const TermRef& r) {
+  if (read.size() != r.read_len()) fail_corrupt(path, "posting region cut short");
+  if (!r.span_len) return read;
+  const size_t body = read.size() - 4;
+  if (read.size() < 4 + r.len || r.offset < r.span_offset || r.offset - r.span_offset > body - r.len)
+    fail_corrupt(path, "posting region outside its group");
+  if (crc32c(read.data(), body) != get_u32(reinterpret_cast<const unsigned char*>(read.data()) + body))
+    fail_corrupt(path, "posting block checksum mismatch");
+  return read.substr(static_cast<size_t>(r.offset - r.span_offset), static_cast<size_t>(r.len));
+}
+
+void decode_postings(const std::string& path, std::string_view region, const TermRef& ref,
+                     uint64_t seq_limit, std::vector<Posting>& out) {
+  RegionReader r(path, region, ref.df, ref.base, seq_limit);
   uint64_t seqs[kBlockPostings];
   uint32_t tfs[kBlockPostings];
   for (size_t b = 0; b < r.blocks().size(); b++) {

@@ -6,6 +6,7 @@
 #include "index/huge_pages.h"
 #include "index/postings_codec.h"
 #include "index/segment_format.h"
+#include "index/term_dict.h"
 #include "index/tokenizer.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -52,16 +53,23 @@ size_t data_reserve(size_t terms, size_t postings) {
   return kHeaderSize + terms * (14 + 34) + postings * (8 + 4) + postings / kBlockPostings * 34;
 }
 size_t meta_reserve(size_t terms, size_t term_bytes) {
+  // Base, first data offset, table and keys lengths, code tables; per
+  // group its table entry (three varints) and its key's length; the keys
+  // are some of the terms.
   const size_t groups = (terms + kTermGroup - 1) / kTermGroup;
-  return kHeaderSize + groups * 12 + terms * (2 + 10 + 10 + 5) + term_bytes;
+  return kHeaderSize + kTfMetaHead + kCodeTableBytes + groups * (30 + 1) + term_bytes +
+         DictEncoder::bound(terms, term_bytes);
 }
 }  // namespace
 
 size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   const Capacity c = capacity_for(budget, depth);
-  // The region and the sort scratch (both at most twice what they need,
-  // as OutBuffer and 2 MiB mappings round), the front cache.
-  return 2 * region_bytes_for(budget, depth) + 2 * c.terms * sizeof(KeyIndex) +
+  // The region, the sort scratch and its radix copy (each at most twice
+  // what it needs, as OutBuffer and vectors round), a split's entry,
+  // group and dictionary notes, the front cache.
+  return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
+         2 * c.terms * 2 * sizeof(uint64_t) +
+         2 * (DictEncoder::notes_bound(c.terms, c.term_bytes) + c.terms + c.term_bytes) +
          kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
 
@@ -71,7 +79,7 @@ size_t TfIdfIndex::flush_bound(uint64_t budget, int depth, int split_factor) {
   // Each split's groups round up by one, and each buffer holds at most
   // twice its reservation (OutBuffer::reset).
   return 2 * (data_reserve(c.terms, c.postings) + meta_reserve(c.terms, c.term_bytes) +
-              sf * (kHeaderSize + 12));
+              sf * meta_reserve(kTermGroup, 0));
 }
 
 TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
@@ -232,18 +240,34 @@ size_t TfIdfIndex::dictionary_order(KeyIndex* keys) const {
   return at;
 }
 
+void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
+  radix_tmp_.resize(n);
+  KeyIndex* from = keys;
+  KeyIndex* to = radix_tmp_.data();
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t count[257] = {};
+    for (size_t i = 0; i < n; i++) count[((from[i].key >> shift) & 0xff) + 1]++;
+    // A byte every key shares orders nothing.
+    if (n == 0 || count[((from[0].key >> shift) & 0xff) + 1] == n) continue;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (size_t i = 0; i < n; i++) to[count[(from[i].key >> shift) & 0xff]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != keys) std::copy(from, from + n, keys);
+}
+
 void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas,
                            const PathIndex* docs) const {
   const size_t n = terms_;
   const uint32_t sf = static_cast<uint32_t>(split_factor);
+  const uint64_t base_seq = n ? base_seq_ : 0;
 
-  // One pass in dictionary order writes each term's posting block and its
-  // dictionary entry, straight into the output buffers: no staging copy,
-  // and the posting blocks of a key range lie together in the data file.
+  // Splits are consecutive ranges of the hash order; each is then sorted
+  // by bytes. Posting regions are written straight into the data buffer
+  // as their dictionary groups are, so a group's regions lie together.
   sort_keys_.reset(n * sizeof(KeyIndex));
   auto* const sorted = reinterpret_cast<KeyIndex*>(sort_keys_.data());
   if (dictionary_order(sorted) != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
-  // Splits are consecutive ranges of that order.
   std::vector<size_t> per_split(size_t{sf} + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
   for (size_t i = 0; i < n; i++) {
@@ -253,6 +277,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   }
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
   auto entry_of = [&](const KeyIndex& k) { return &slots_[k.value]; };
+  auto term_of = [&](const KeyIndex& k) {
+    return std::string_view(term_bytes(slots_[k.value]), slots_[k.value].len());
+  };
 
   size_t reserved = data_reserve(n, postings_);
   for (size_t s = 0; s < sf; s++)
@@ -265,69 +292,137 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   uint64_t blocks = 0;
   metas.resize(sf);  // buffers handed in are reused
   std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
+  auto len_of = [docs](uint64_t seq) { return docs ? docs->tokens_of(seq) : 0; };
+  // A term's postings, in seq order, into term_seqs_ and term_tfs_.
+  auto gather = [&](const TermSlot* e) {
+    term_seqs_.clear();
+    term_tfs_.clear();
+    chain.clear();
+    for (uint32_t u = e->tail; u; u = chunk(u)->prev) {
+      if (chunk(u)->prev) __builtin_prefetch(chunk(chunk(u)->prev));
+      chain.push_back(chunk(u));
+    }
+    for (size_t ci = chain.size(); ci-- > 0;) {
+      const TfChunk* c = chain[ci];
+      const uint32_t* sq = seqs(c);
+      for (uint32_t i = 0; i < c->fill; i++) {
+        term_seqs_.push_back(base_seq + sq[i]);
+        term_tfs_.push_back(sq[depth_ + i]);
+      }
+    }
+    term_seqs_.push_back(base_seq + e->cur_seq);
+    term_tfs_.push_back(e->cur_tf);
+    if (term_seqs_.size() != e->df) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
+  };
   for (size_t s = 0; s < sf; s++) {
-    const KeyIndex* first = sorted + per_split[s];
-    const KeyIndex* last = sorted + per_split[s + 1];
+    KeyIndex* const first = sorted + per_split[s];
+    KeyIndex* const last = sorted + per_split[s + 1];
     const size_t count = static_cast<size_t>(last - first);
+    // The first word, big-endian, orders most terms without their bytes:
+    // a radix sort by it, then terms sharing it by their bytes.
+    for (KeyIndex* k = first; k != last; ++k) k->key = __builtin_bswap64(entry_of(*k)->prefix);
+    radix_sort(first, count);
+    for (KeyIndex* run = first; run != last;) {
+      KeyIndex* end = run + 1;
+      while (end != last && end->key == run->key) ++end;
+      if (end - run > 1)
+        std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) { return term_of(x) < term_of(y); });
+      run = end;
+    }
     const size_t groups = (count + kTermGroup - 1) / kTermGroup;
+    // First the posting regions, group by group, noting each entry's code
+    // and x and counting the symbols the dictionary will code.
+    entry_code_.resize(count);
+    entry_x_.resize(count);
+    group_data_.resize(groups * 2);
+    group_bytes_.resize(groups);
+    dict_.reset(count, split_bytes[s]);
+    auto prefetch_slots = [&](size_t g) {
+      for (size_t j = g * kTermGroup; j < std::min(count, (g + 1) * kTermGroup); j++)
+        __builtin_prefetch(entry_of(first[j]));
+    };
+    auto prefetch_parts = [&](size_t g) {
+      for (size_t j = g * kTermGroup; j < std::min(count, (g + 1) * kTermGroup); j++) {
+        const TermSlot* e = entry_of(first[j]);
+        if (e->tail) __builtin_prefetch(unit(e->tail));
+        if (e->len() > 8) __builtin_prefetch(unit(e->bytes));
+      }
+    };
+    prefetch_slots(0);
+    prefetch_slots(1);
+    prefetch_parts(0);
+    for (size_t g = 0; g < groups; g++) {
+      const size_t g0 = g * kTermGroup;
+      const KeyIndex* const gk = first + g0;
+      const size_t gn = std::min(kTermGroup, count - g0);
+      // Slots, TF arrays and long terms' bytes sit anywhere in the region:
+      // slots are loaded two groups ahead, what they point to one ahead.
+      prefetch_slots(g + 2);
+      prefetch_parts(g + 1);
+      group_data_[2 * g] = static_cast<uint64_t>(out - base);
+      // Small regions, their crc, then large ones.
+      char* const span = out;
+      for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+          group_data_[2 * g + 1] = static_cast<uint64_t>(out - span);
+          if (out != span) out = write_u32(out, crc32c(span, static_cast<size_t>(out - span)));
+        }
+        for (size_t j = 0; j < gn; j++) {
+          const TermSlot* e = entry_of(gk[j]);
+          if (e->df == 1) {
+            // Most terms of logs (ids, numbers) are in one document: that
+            // posting sits in the entry, with no region in the data file.
+            if (e->tail) fail(SCIPIS_E_INTERNAL, "TF-IDF index: a term of one document has a TF array");
+            if (pass == 0) {
+              entry_code_[g0 + j] = uint64_t{e->cur_tf} << 1 | 1;
+              entry_x_[g0 + j] = e->cur_seq;
+            }
+            continue;
+          }
+          if ((e->df <= kSmallRegion) != (pass == 0)) continue;
+          gather(e);
+          char* const start = out;
+          out = pass == 0 ? write_small_region(out, term_seqs_.data(), term_tfs_.data(),
+                                               term_seqs_.size(), base_seq)
+                          : write_region(out, term_seqs_.data(), term_tfs_.data(),
+                                         term_seqs_.size(), base_seq, len_of);
+          entry_code_[g0 + j] = uint64_t{e->df} << 1;
+          entry_x_[g0 + j] = static_cast<uint64_t>(out - start);
+          blocks++;
+        }
+      }
+      for (size_t j = 0; j < gn; j++) dict_.add(term_of(gk[j]), j == 0, entry_code_[g0 + j], entry_x_[g0 + j]);
+    }
     OutBuffer& m = metas[s];
     m.reset(meta_reserve(count, split_bytes[s]));
     char* const body = m.data() + kHeaderSize;
-    char* entry_offs = body;
-    char* block_offs = body + groups * 4;
-    char* const entries = body + groups * 12;
-    char* w = entries;
-    size_t j = 0;
-    for (const KeyIndex* k = first; k != last; ++k, ++j) {
-      // Slots come nearly in table order, their TF arrays and long terms'
-      // bytes from anywhere in the arena: load the slot 32 terms ahead, the
-      // rest 16 ahead.
-      if (k + 32 < last) __builtin_prefetch(entry_of(k[32]));
-      if (k + 16 < last) {
-        const TermSlot* ahead = entry_of(k[16]);
-        if (ahead->tail) __builtin_prefetch(unit(ahead->tail));
-        if (ahead->len() > 8) __builtin_prefetch(unit(ahead->bytes));
-      }
-      const TermSlot* e = entry_of(*k);
-      if (j % kTermGroup == 0) {
-        entry_offs = write_u32(entry_offs, static_cast<uint32_t>(w - entries));
-        block_offs = write_u64(block_offs, static_cast<uint64_t>(out - base));
-      }
-      w = write_term(w, term_bytes(*e), e->len());
-      w = write_varint(w, e->df);
-      if (e->df == 1) {
-        // Most terms of logs (ids, numbers) are in one document: that
-        // posting sits in the entry, with no block in the data file.
-        if (e->tail) fail(SCIPIS_E_INTERNAL, "TF-IDF index: a term of one document has a TF array");
-        w = write_varint(w, base_seq_ + e->cur_seq);
-        w = write_varint(w, e->cur_tf);
-        continue;
-      }
-      char* const start = out;
-      term_seqs_.clear();
-      term_tfs_.clear();
-      chain.clear();
-      for (uint32_t u = e->tail; u; u = chunk(u)->prev) {
-        if (chunk(u)->prev) __builtin_prefetch(chunk(chunk(u)->prev));
-        chain.push_back(chunk(u));
-      }
-      for (size_t ci = chain.size(); ci-- > 0;) {
-        const TfChunk* c = chain[ci];
-        const uint32_t* sq = seqs(c);
-        for (uint32_t i = 0; i < c->fill; i++) {
-          term_seqs_.push_back(base_seq_ + sq[i]);
-          term_tfs_.push_back(sq[depth_ + i]);
-        }
-      }
-      term_seqs_.push_back(base_seq_ + e->cur_seq);
-      term_tfs_.push_back(e->cur_tf);
-      if (term_seqs_.size() != e->df) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
-      out = write_region(out, term_seqs_.data(), term_tfs_.data(), term_seqs_.size(),
-                         [docs](uint64_t seq) { return docs ? docs->tokens_of(seq) : 0; });
-      blocks++;
-      // Block offsets follow from the group's first and the lengths.
-      w = write_varint(w, static_cast<uint64_t>(out - start));
+    // The groups, then their table and keys, whose sizes go in the head.
+    char* const head = write_u64(write_u64(body, base_seq), groups ? group_data_[0] : kHeaderSize);
+    char* w = dict_.finish_counts(head + 8);
+    // Keys go after the table, whose size is not known yet: kept aside
+    // as the groups are coded.
+    keys_.clear();
+    for (size_t g = 0; g < groups; g++) {
+      std::string_view key;
+      char* const end = dict_.encode_group(w, std::min(kTermGroup, count - g * kTermGroup), key);
+      keys_.push_back(static_cast<char>(key.size()));
+      keys_.insert(keys_.end(), key.begin(), key.end());
+      group_bytes_[g] = static_cast<uint64_t>(end - w);
+      w = end;
     }
+    char* const table = w;
+    for (size_t g = 0; g < groups; g++) {
+      const uint64_t next = g + 1 < groups ? group_data_[2 * (g + 1)] : static_cast<uint64_t>(out - base);
+      w = write_varint(w, group_bytes_[g]);
+      w = write_varint(w, next - group_data_[2 * g]);
+      w = write_varint(w, group_data_[2 * g + 1]);
+    }
+    char* const keys = w;
+    std::memcpy(w, keys_.data(), keys_.size());
+    w += keys_.size();
+    if (static_cast<size_t>(keys - table) > UINT32_MAX || static_cast<size_t>(w - keys) > UINT32_MAX)
+      fail(SCIPIS_E_INTERNAL, "TF-IDF index split exceeds 4 GiB of dictionary");
+    write_u32(write_u32(head, static_cast<uint32_t>(keys - table)), static_cast<uint32_t>(w - keys));
     m.trim(static_cast<size_t>(w - m.data()));
     FileHeader mh;
     mh.aux = static_cast<uint32_t>(s);

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "index/distinct_terms.h"
 #include "index/out_buffer.h"
 #include "index/path_index.h"
+#include "index/term_dict.h"
 #include "util/bytes.h"
 #include "util/mem_account.h"
 
@@ -199,6 +201,8 @@ class TfIdfIndex {
   };
   // Fills keys with every term in dictionary order; returns their number.
   size_t dictionary_order(KeyIndex* keys) const;
+  // Sorts n keys by key, stably.
+  void radix_sort(KeyIndex* keys, size_t n) const;
 
   static constexpr size_t kUnit = 8;  // arena offsets count 8-byte units
 
@@ -230,6 +234,13 @@ class TfIdfIndex {
   // One term's postings, gathered for its posting region.
   mutable std::vector<uint64_t, mem::Accounted<uint64_t>> term_seqs_;
   mutable std::vector<uint32_t, mem::Accounted<uint32_t>> term_tfs_;
+  // A split's entries (code, x) and groups (data offset, small bytes),
+  // noted while its postings are written, then coded by dict_.
+  mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_, group_data_,
+      group_bytes_;
+  mutable std::vector<char, mem::Accounted<char>> keys_;  // a split's group keys
+  mutable std::vector<KeyIndex, mem::Accounted<KeyIndex>> radix_tmp_;
+  mutable DictEncoder dict_;
 };
 
 }  // namespace scipis

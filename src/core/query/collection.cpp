@@ -63,8 +63,8 @@ const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
 
 void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out) {
   std::string p = s.tf_dir + seg_data(s.ref.seg);
-  if (r.offset < kHeaderSize || r.len > s.ref.tf_data_bytes ||
-      r.offset > s.ref.tf_data_bytes - r.len)
+  const uint64_t at = r.read_offset(), len = r.read_len();
+  if (at < kHeaderSize || len > s.ref.tf_data_bytes || at > s.ref.tf_data_bytes - len)
     fail_corrupt(p, "dictionary points outside the data file");
   Fd transient;
   Fd* fd = &s.tf_fd;
@@ -85,8 +85,8 @@ void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out)
       fd = &transient;
     }
   }
-  out.resize(r.len);
-  pread_exact(fd->get(), out.data(), r.len, r.offset, p);
+  out.resize(len);
+  pread_exact(fd->get(), out.data(), len, at, p);
 }
 
 const FileData& Collection::files(SegmentState& s) {

@@ -52,7 +52,8 @@ std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::s
       out.push_back({ref->seq, ref->tf});
     } else {
       c.read_block(*s, *ref, block);
-      decode_postings(s->tf_dir + seg_data(s->ref.seg), block, ref->df, limit, out);
+      const std::string path = s->tf_dir + seg_data(s->ref.seg);
+      decode_postings(path, region_in(path, block, *ref), *ref, limit, out);
     }
     if (before > 0 && before < out.size()) {
       if (out[before].seq == out[before - 1].seq) {

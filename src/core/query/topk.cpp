@@ -132,7 +132,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           tb.regions.push_back(std::make_unique<std::string>());
           c.read_block(*s, *ref, *tb.regions.back());
           tb.readers.push_back(std::make_unique<RegionReader>(
-              path, *tb.regions.back(), ref->df, ix.docs.size()));
+              path, region_in(path, *tb.regions.back(), *ref), ref->df, ref->base, ix.docs.size()));
           const RegionReader& r = *tb.readers.back();
           for (size_t b = 0; b < r.blocks().size(); b++) {
             const uint64_t first = b ? r.blocks()[b - 1].last_seq + 1 : prev_last;

@@ -1,0 +1,311 @@
+#include "index/term_dict.h"
+
+#include "util/bytes.h"
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+#include <utility>
+
+namespace scipis {
+
+namespace {
+
+unsigned reverse_bits(unsigned code, int len) {
+  unsigned r = 0;
+  for (int i = 0; i < len; i++, code >>= 1) r = (r << 1) | (code & 1);
+  return r;
+}
+
+// Huffman code lengths of at most kMaxCodeBits for freq (0: unused). When
+// the tree runs deeper, the counts are flattened and it is built again.
+void code_lengths(const uint32_t* freq, uint8_t* len) {
+  std::vector<uint64_t> f(freq, freq + 256);
+  for (;;) {
+    std::fill(len, len + 256, 0);
+    using Node = std::pair<uint64_t, int>;  // weight, node
+    std::priority_queue<Node, std::vector<Node>, std::greater<Node>> q;
+    std::vector<int> parent;
+    for (int s = 0; s < 256; s++) {
+      if (f[s]) q.push({f[s], s});
+    }
+    if (q.empty()) return;
+    if (q.size() == 1) {
+      len[q.top().second] = 1;
+      return;
+    }
+    parent.assign(256, -1);
+    int next = 256;
+    while (q.size() > 1) {
+      const Node a = q.top();
+      q.pop();
+      const Node b = q.top();
+      q.pop();
+      parent.push_back(-1);
+      parent[a.second] = next;
+      parent[b.second] = next;
+      q.push({a.first + b.first, next++});
+    }
+    int deepest = 0;
+    for (int s = 0; s < 256; s++) {
+      if (!f[s]) continue;
+      int d = 0;
+      for (int n = s; parent[n] >= 0; n = parent[n]) d++;
+      len[s] = static_cast<uint8_t>(d);
+      deepest = std::max(deepest, d);
+    }
+    if (deepest <= kMaxCodeBits) return;
+    for (auto& x : f) x = x ? x / 2 + 1 : 0;
+  }
+}
+
+}  // namespace
+
+void DictEncoder::reset(size_t terms, size_t term_bytes) {
+  std::memset(freq_, 0, sizeof freq_);
+  counted_ = 0;
+  notes_.clear();
+  notes_.reserve(notes_bound(terms, term_bytes));
+  last_len_ = 0;
+  read_ = 0;
+}
+
+namespace {
+// Calls put(ctx, symbol) for each symbol of an entry.
+template <typename Put>
+void each_symbol(std::string_view prev, std::string_view term, uint64_t code, uint64_t x, Put&& put) {
+  size_t p = 0;
+  const size_t m = std::min(prev.size(), term.size());
+  while (p < m && prev[p] == term[p]) p++;
+  put(kCtxPrefix, static_cast<unsigned>(p));
+  put(kCtxSuffixLen, static_cast<unsigned>(term.size() - p));
+  for (size_t i = p; i < term.size(); i++)
+    put(static_cast<int>(char_context(term.data(), i)), static_cast<unsigned char>(term[i]));
+  const int xctx = code & 1 ? kCtxSeq : kCtxRegion;
+  for (int i = 0;; i++) {
+    put(kCtxCode + std::min(i, 2), static_cast<unsigned>(code >= 0x80 ? (code & 0x7f) | 0x80 : code));
+    if (code < 0x80) break;
+    code >>= 7;
+  }
+  for (int i = 0;; i++) {
+    put(xctx + std::min(i, 2), static_cast<unsigned>(x >= 0x80 ? (x & 0x7f) | 0x80 : x));
+    if (x < 0x80) break;
+    x >>= 7;
+  }
+}
+}  // namespace
+
+void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t x) {
+  const std::string_view prev = first ? term : std::string_view(last_, last_len_);
+  each_symbol(prev, term, code, x, [&](int ctx, unsigned sym) { freq_[ctx][sym]++; });
+  // An entry counts at most 277 symbols: halving well before 2^32 keeps
+  // every count in range and every seen symbol counted.
+  counted_ += 2 + term.size() + 20;
+  if (counted_ > (uint64_t{1} << 31)) {
+    for (auto& ctx : freq_)
+      for (auto& f : ctx) f = f ? f / 2 + 1 : 0;
+    counted_ = 0;
+  }
+  size_t p = 0;
+  const size_t m = std::min(last_len_, term.size());
+  while (p < m && last_[p] == term[p]) p++;
+  const size_t at = notes_.size();
+  notes_.resize(at + 2 + (term.size() - p) + 20);
+  char* w = notes_.data() + at;
+  *w++ = static_cast<char>(p);
+  *w++ = static_cast<char>(term.size() - p);
+  std::memcpy(w, term.data() + p, term.size() - p);
+  w = write_varint(write_varint(w + (term.size() - p), code), x);
+  notes_.resize(static_cast<size_t>(w - notes_.data()));
+  std::memcpy(last_ + p, term.data() + p, term.size() - p);
+  last_len_ = term.size();
+}
+
+char* DictEncoder::finish_counts(char* out) {
+  for (int c = 0; c < kContexts; c++) {
+    code_lengths(freq_[c], len_[c]);
+    // Canonical codes: by length, then symbol.
+    uint16_t count[kMaxCodeBits + 1] = {}, next[kMaxCodeBits + 2] = {};
+    for (int s = 0; s < 256; s++) count[len_[c][s]]++;
+    count[0] = 0;
+    unsigned code = 0;
+    for (int b = 1; b <= kMaxCodeBits; b++) {
+      code = (code + count[b - 1]) << 1;
+      next[b] = static_cast<uint16_t>(code);
+    }
+    for (int s = 0; s < 256; s++) {
+      const int l = len_[c][s];
+      if (l) code_[c][s] = static_cast<uint16_t>(reverse_bits(next[l]++, l));
+    }
+    for (int s = 0; s < 256; s += 2)
+      *out++ = static_cast<char>(len_[c][s] | len_[c][s + 1] << 4);
+  }
+  return out;
+}
+
+char* DictEncoder::encode_group(char* out, size_t n, std::string_view& key) {
+  uint64_t acc = 0;
+  unsigned bits = 0;
+  auto put = [&](int ctx, unsigned sym) {
+    acc |= uint64_t{code_[ctx][sym]} << bits;
+    bits += len_[ctx][sym];
+    if (bits >= 32) {
+      out = write_u32(out, static_cast<uint32_t>(acc));
+      acc >>= 32;
+      bits -= 32;
+    }
+  };
+  // The notes were front-coded against the split's previous term, which
+  // last_ holds as they are read back.
+  char prev[kMaxTermBytes];
+  size_t prev_len = 0;
+  for (size_t i = 0; i < n; i++) {
+    Cursor c(notes_.data() + read_, notes_.size() - read_);
+    const size_t p = static_cast<unsigned char>(notes_[read_]);
+    const size_t sl = static_cast<unsigned char>(notes_[read_ + 1]);
+    if (i) {
+      std::memcpy(prev, last_, last_len_);
+      prev_len = last_len_;
+    }
+    std::memcpy(last_ + p, notes_.data() + read_ + 2, sl);
+    last_len_ = p + sl;
+    c.bytes(2 + sl);
+    const uint64_t code = c.varint(), x = c.varint();
+    read_ = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - notes_.data());
+    const std::string_view term(last_, last_len_);
+    if (i == 0) {
+      std::memcpy(key_, last_, last_len_);
+      key = std::string_view(key_, last_len_);
+    }
+    each_symbol(i ? std::string_view(prev, prev_len) : term, term, code, x, put);
+  }
+  while (bits > 0) {
+    *out++ = static_cast<char>(acc);
+    acc >>= 8;
+    bits = bits > 8 ? bits - 8 : 0;
+  }
+  return out;
+}
+
+bool DictDecoder::load(const char* p) {
+  tables_.assign(kContexts, Table{});
+  for (int c = 0; c < kContexts; c++) {
+    Table& t = tables_[c];
+    uint8_t len[256];
+    for (int s = 0; s < 256; s += 2) {
+      const auto b = static_cast<unsigned char>(*p++);
+      len[s] = b & 0x0f;
+      len[s + 1] = b >> 4;
+    }
+    for (int s = 0; s < 256; s++) t.count[len[s]]++;
+    t.count[0] = 0;
+    // A prefix code: the lengths may leave codes unused, never overlap.
+    int64_t left = 1;
+    for (int b = 1; b <= kMaxCodeBits; b++) {
+      left = left * 2 - t.count[b];
+      if (left < 0) return false;
+    }
+    uint16_t at = 0;
+    for (int b = 1; b <= kMaxCodeBits; b++) {
+      t.first_index[b] = at;
+      at = static_cast<uint16_t>(at + t.count[b]);
+    }
+    uint16_t fill[kMaxCodeBits + 1];
+    std::memcpy(fill, t.first_index, sizeof fill);
+    for (int s = 0; s < 256; s++)
+      if (len[s]) t.symbols[fill[len[s]]++] = static_cast<uint8_t>(s);
+    unsigned code = 0, next[kMaxCodeBits + 1] = {};
+    for (int b = 1; b <= kMaxCodeBits; b++) {
+      code = (code + (b > 1 ? t.count[b - 1] : 0)) << 1;
+      next[b] = code;
+    }
+    for (int s = 0; s < 256; s++) {
+      const int l = len[s];
+      if (!l) continue;
+      const unsigned r = reverse_bits(next[l]++, l);
+      if (l <= kFastBits)
+        for (unsigned f = r; f < (1u << kFastBits); f += 1u << l)
+          t.fast[f] = static_cast<uint16_t>(s | l << 8);
+    }
+  }
+  return true;
+}
+
+DictDecoder::Reader::Reader(const DictDecoder& d, const char* p, const char* end)
+    : d_(d),
+      p_(reinterpret_cast<const unsigned char*>(p)),
+      end_(reinterpret_cast<const unsigned char*>(end)) {}
+
+void DictDecoder::Reader::refill() {
+  if (end_ - p_ >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p_, 8);
+    acc_ |= v << bits_;
+    p_ += (63 - bits_) >> 3;
+    bits_ |= 56;
+    return;
+  }
+  while (bits_ <= 56) {
+    if (p_ < end_) {
+      acc_ |= uint64_t{*p_++} << bits_;
+    } else {
+      pad_ += 8;  // zeros past the end: fine only if never consumed
+    }
+    bits_ += 8;
+  }
+}
+
+bool DictDecoder::Reader::slow_symbol(int ctx, unsigned& sym) {
+  const Table& t = d_.tables_[ctx];
+  // Canonical decoding a bit at a time, first code bit first.
+  int code = 0, first = 0, index = 0;
+  for (int b = 1; b <= kMaxCodeBits; b++) {
+    code |= static_cast<int>((acc_ >> (b - 1)) & 1);
+    const int count = t.count[b];
+    if (code - first < count) {
+      sym = t.symbols[index + code - first];
+      acc_ >>= b;
+      bits_ -= static_cast<unsigned>(b);
+      return pad_ <= bits_;
+    }
+    index += count;
+    first = (first + count) << 1;
+    code <<= 1;
+  }
+  return false;
+}
+
+bool DictDecoder::Reader::varint(int ctx, uint64_t& v) {
+  v = 0;
+  for (int i = 0, shift = 0; shift < 64; i++, shift += 7) {
+    unsigned b;
+    if (!symbol(ctx + std::min(i, 2), b)) return false;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+bool DictDecoder::Reader::next(char* term, size_t& len, DictEntry& e) {
+  unsigned prefix, suffix;
+  if (!symbol(kCtxPrefix, prefix) || !symbol(kCtxSuffixLen, suffix) || prefix > len ||
+      suffix > kMaxTermBytes - prefix || prefix + suffix == 0)
+    return false;
+  for (unsigned i = prefix; i < prefix + suffix; i++) {
+    unsigned b;
+    if (!symbol(static_cast<int>(char_context(term, i)), b)) return false;
+    term[i] = static_cast<char>(b);
+  }
+  if (!varint(kCtxCode, e.code)) return false;
+  if (!varint(e.code & 1 ? kCtxSeq : kCtxRegion, e.x)) return false;
+  len = prefix + suffix;
+  e.len = len;
+  return true;
+}
+
+bool DictDecoder::Reader::at_end() const {
+  // Whole bytes left unread would be trailing garbage.
+  return p_ == end_ && bits_ - pad_ < 8;
+}
+
+}  // namespace scipis

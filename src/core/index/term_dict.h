@@ -1,0 +1,167 @@
+// The TF dictionary's groups (format 5): up to kTermGroup terms of one
+// split in byte order, each front-coded against the one before it (the
+// first against the group's key, which is that term itself), with its
+// posting reference, Huffman-coded with codes made for the whole split.
+//
+// Every field has its own code: the shared prefix length, the suffix
+// length, each suffix byte (by the class of the byte before it: digit,
+// hex letter, other letter, '_', high byte, other, or term start), and
+// each byte of the code and x varints (by its place in the varint, and
+// for x by what it is). Sorted log terms are mostly numbers and ids whose
+// fields each take few values, so separate codes take them to near their
+// entropy; a whole-group compressor (DEFLATE) stays a third larger and
+// costs a table build for every lookup.
+//
+// Code tables: for each of kContexts contexts, 256 code lengths (0: the
+// byte never occurs) as nibbles, 128 bytes. A group: its entries as one
+// bit string (least significant bit first, codes bit-reversed as in
+// DEFLATE), padded to a byte. Entry: prefix, suffix length, suffix bytes,
+// then the varints code and x; code odd: one document, tf = code >> 1,
+// x = its seq - the file's base seq; code even: df = code >> 1 >= 2,
+// x = the posting region's length.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "util/mem_account.h"
+
+namespace scipis {
+
+constexpr size_t kTermGroup = 16;
+constexpr size_t kMaxTermBytes = 255;
+constexpr int kMaxCodeBits = 15;
+
+enum DictContext : uint8_t {
+  kCtxPrefix = 0,
+  kCtxSuffixLen = 1,
+  kCtxChar = 2,    // + class of the byte before, 8 classes
+  kCtxCode = 10,   // + min(varint byte index, 2)
+  kCtxSeq = 13,    // x of a one-document term
+  kCtxRegion = 16, // x of a term with a region
+  kContexts = 19,
+};
+constexpr size_t kCodeTableBytes = kContexts * 128;
+
+// Builds a split's codes from its entries, then encodes its groups.
+class DictEncoder {
+ public:
+  // Forgets the last split; the next has these terms and term bytes.
+  void reset(size_t terms, size_t term_bytes);
+  // Notes one entry of the split, in order, and counts its symbols; a
+  // group's first entry has first set. The terms are kept, front-coded,
+  // so that the encoding pass reads them in order from one buffer.
+  void add(std::string_view term, bool first, uint64_t code, uint64_t x);
+  // Makes the codes from the counts; writes the tables (kCodeTableBytes)
+  // at out and returns their end.
+  char* finish_counts(char* out);
+  // Codes the next n entries noted, a group, at out; returns the end of
+  // its bytes. key gets the group's first term.
+  char* encode_group(char* out, size_t n, std::string_view& key);
+  // The most bytes groups of these terms take: each entry is at most 22
+  // codes (lengths, two varints) and one per byte of its term, each code
+  // at most kMaxCodeBits; each group pads to a byte.
+  static size_t bound(size_t terms, size_t term_bytes) {
+    return ((22 * terms + term_bytes) * kMaxCodeBits + 7) / 8 + terms / kTermGroup + 1;
+  }
+  // The most bytes the notes of these terms take.
+  static size_t notes_bound(size_t terms, size_t term_bytes) { return terms * 23 + term_bytes; }
+
+ private:
+  uint32_t freq_[kContexts][256] = {};  // 32-bit: they stay in L1
+  uint64_t counted_ = 0;  // since the counts were last halved
+  uint8_t len_[kContexts][256] = {};
+  uint16_t code_[kContexts][256] = {};  // bit-reversed
+  // Notes: per entry u8 shared prefix with the entry before (in the
+  // split), u8 suffix length, the suffix, varint code, varint x.
+  std::vector<char, mem::Accounted<char>> notes_;
+  char last_[kMaxTermBytes];  // the last term noted, then read back
+  size_t last_len_ = 0;
+  size_t read_ = 0;  // where encode_group reads the notes
+  char key_[kMaxTermBytes];
+  std::string_view group_prev_;
+};
+
+// One decoded entry.
+struct DictEntry {
+  size_t len;  // of the term
+  uint64_t code;
+  uint64_t x;
+};
+
+// A split's codes, read back; decodes entries of its groups.
+class DictDecoder {
+ public:
+  // Reads the tables at p (kCodeTableBytes); false when they are not a
+  // valid prefix code.
+  bool load(const char* p);
+
+  // Reads one group's entries in order.
+  class Reader {
+   public:
+    Reader(const DictDecoder& d, const char* p, const char* end);
+    // The next entry into term (which holds the previous term, the key
+    // for the first); false when it is malformed.
+    bool next(char* term, size_t& len, DictEntry& e);
+    // Whether the group's bits ended where they should (all read, within
+    // the last byte).
+    bool at_end() const;
+
+   private:
+    bool symbol(int ctx, unsigned& sym) {
+      if (bits_ < kMaxCodeBits) refill();
+      const uint16_t f = d_.tables_[ctx].fast[acc_ & ((1u << kFastBits) - 1)];
+      if (__builtin_expect(f == 0, 0)) return slow_symbol(ctx, sym);
+      sym = f & 0xffu;
+      acc_ >>= f >> 8;
+      bits_ -= f >> 8;
+      // The padding is the last bits_ read; consuming any of it overran.
+      return pad_ <= bits_;
+    }
+    bool slow_symbol(int ctx, unsigned& sym);
+    bool varint(int ctx, uint64_t& v);
+    void refill();
+    const DictDecoder& d_;
+    const unsigned char* p_;
+    const unsigned char* end_;
+    uint64_t acc_ = 0;
+    unsigned bits_ = 0;
+    unsigned pad_ = 0;  // zero bits added past the end
+  };
+
+ private:
+  static constexpr int kFastBits = 8;
+  struct Table {
+    // kFastBits-bit prefixes of codes: symbol | length << 8, 0: longer.
+    uint16_t fast[1 << kFastBits];
+    uint16_t count[kMaxCodeBits + 1];  // codes of each length
+    uint16_t first_index[kMaxCodeBits + 1];
+    uint8_t symbols[256];  // by (length, symbol)
+  };
+  std::vector<Table> tables_;
+};
+
+// The class of a byte before a suffix byte, for its context; the term's
+// start has class 0.
+struct CharClasses {
+  uint8_t of[256];
+  constexpr CharClasses() : of() {
+    for (int c = 0; c < 256; c++)
+      of[c] = c >= '0' && c <= '9'   ? 1
+              : c >= 'a' && c <= 'f' ? 2
+              : c >= 'g' && c <= 'z' ? 3
+              : c == '_'             ? 4
+              : c >= 0x80            ? 5
+              : c >= 'A' && c <= 'Z' ? 6
+                                     : 7;
+  }
+};
+inline constexpr CharClasses kCharClass;
+inline unsigned char_context(const char* term, size_t i) {
+  return kCtxChar + (i ? kCharClass.of[static_cast<unsigned char>(term[i - 1])] : 0u);
+}
+
+}  // namespace scipis
