@@ -5,6 +5,7 @@
 #include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
+#include "util/error.h"
 
 namespace scipis {
 
@@ -16,21 +17,50 @@ void PathIndex::add(const DocInfo& d, std::string_view path) {
 
 void PathIndex::serialise(int split_factor, std::string& data,
                           std::vector<std::string>& metas) const {
-  // Records and paths go straight after room for the header, which is
-  // written last, once the body's checksum is known.
-  data.assign(kHeaderSize, '\0');
-  data.reserve(kHeaderSize + docs_.size() * kFileRecordSize + paths_.size());
-  for (size_t i = 0; i < docs_.size(); i++) {
-    put_u64(data, docs_[i].seq);
-    put_u64(data, docs_[i].size);
-    put_u64(data, static_cast<uint64_t>(docs_[i].mtime_ns));
-    put_u64(data, docs_[i].tokens);
-    put_u32(data, lens_[i]);
+  // The offset table and the blocks go straight after room for the
+  // header, which is written last, once the table's checksum is known.
+  // The string grows as the blocks are encoded: their size is not known
+  // ahead.
+  const size_t n = docs_.size();
+  const size_t blocks = (n + kFileBlock - 1) / kFileBlock;
+  data.assign(kHeaderSize + 4 * blocks, '\0');
+  const size_t first = data.size();
+  char rec[kMaxFileRecord];
+  size_t path_off = 0;
+  for (size_t b = 0; b < blocks; b++) {
+    const size_t start = data.size();
+    if (start - first >= kMaxFileBlocksBytes)
+      fail(SCIPIS_E_INTERNAL, "file data of %zu records exceeds 4 GiB", n);
+    write_u32(data.data() + kHeaderSize + 4 * b, static_cast<uint32_t>(start - first));
+    std::string_view prev;
+    const size_t end = std::min(n, (b + 1) * kFileBlock);
+    for (size_t i = b * kFileBlock; i < end; i++) {
+      const DocInfo& d = docs_[i];
+      const std::string_view path(paths_.data() + path_off, lens_[i]);
+      path_off += lens_[i];
+      const bool head = i == b * kFileBlock;
+      const DocInfo* p = head ? nullptr : &docs_[i - 1];
+      char* w = rec;
+      w = write_varint(w, head ? d.seq : d.seq - p->seq);
+      w = write_varint(w, d.size);
+      w = write_varint(w, zigzag(head ? d.mtime_ns
+                                      : static_cast<int64_t>(static_cast<uint64_t>(d.mtime_ns) -
+                                                             static_cast<uint64_t>(p->mtime_ns))));
+      w = write_varint(w, d.tokens);
+      size_t shared = 0;
+      const size_t most = std::min(prev.size(), path.size());
+      while (shared < most && prev[shared] == path[shared]) shared++;
+      w = write_varint(w, shared);
+      w = write_varint(w, path.size() - shared);
+      data.append(rec, static_cast<size_t>(w - rec));
+      data.append(path.data() + shared, path.size() - shared);
+      prev = path;
+    }
+    put_u32(data, crc32c(data.data() + start, data.size() - start));
   }
-  data.append(paths_.data(), paths_.size());
   FileHeader h;
-  h.count = docs_.size();
-  h.body_crc = crc32c(data.data() + kHeaderSize, data.size() - kHeaderSize);
+  h.count = n;
+  h.body_crc = crc32c(data.data() + kHeaderSize, 4 * blocks);
   std::string header;
   put_header(header, kMagicFileData, h);
   data.replace(0, kHeaderSize, header);

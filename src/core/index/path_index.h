@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "index/segment_format.h"
 #include "util/mem_account.h"
 
 namespace scipis {
@@ -22,7 +23,11 @@ class PathIndex {
  public:
   explicit PathIndex(uint64_t budget) : budget_(budget) {}
   void add(const DocInfo& d, std::string_view path);
-  bool full() const { return memory() * 10 >= budget_ * 9; }
+  // Full at 90% of the budget, or well before its data file's blocks
+  // could pass the 4 GiB their offsets address (huge budgets only).
+  bool full() const {
+    return memory() * 10 >= budget_ * 9 || encoded_bound() + kEncodedMargin >= kMaxFileBlocksBytes;
+  }
   bool empty() const { return docs_.empty(); }
   size_t memory() const {
     return docs_.size() * (sizeof(DocInfo) + sizeof(uint32_t)) + paths_.size();
@@ -42,10 +47,14 @@ class PathIndex {
   // twice their size).
   static size_t held_bound(uint64_t budget) { return 2 * content_bound(budget); }
   static size_t flush_bound(uint64_t budget, int split_factor) {
-    // Records (36 bytes per document, against DocInfo's 36 in memory) and
-    // paths, the meta entries (12 bytes each) and their sorting vectors
-    // (16), each twice over, and a header per file.
-    return 2 * (content_bound(budget) * (36 + 12 + 16) / 36) +
+    // Records (at most kMaxFileRecord bytes and the path's suffix per
+    // document, and an offset and a crc, 8 bytes, per block of
+    // kFileBlock: under 51 bytes and the path, against DocInfo's and the
+    // length's 36 in memory), the meta entries (12 bytes each) and their
+    // sorting vectors (16), each twice over, and four headers per file
+    // (room for the headers and a last, partial block's 8 bytes).
+    static_assert(kMaxFileRecord + 8.0 / kFileBlock <= 51);
+    return 2 * (content_bound(budget) * (51 + 12 + 16) / 36) +
            static_cast<size_t>(split_factor + 1) * 4 * kHeaderBytes;
   }
 
@@ -54,6 +63,12 @@ class PathIndex {
   // a path of at most 4096 bytes.
   static size_t content_bound(uint64_t budget) { return budget + 4096 + 64; }
   static constexpr size_t kHeaderBytes = 32;
+  // The most the blocks of the data file take for what is here now, and
+  // what one more document (with a path under 1 MiB) adds to it.
+  size_t encoded_bound() const {
+    return docs_.size() * (kMaxFileRecord + 1) + paths_.size() + 8;
+  }
+  static constexpr size_t kEncodedMargin = size_t{1} << 20;
   uint64_t budget_;
   std::vector<DocInfo, mem::Accounted<DocInfo>> docs_;
   std::vector<uint32_t, mem::Accounted<uint32_t>> lens_;

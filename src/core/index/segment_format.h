@@ -13,8 +13,22 @@
 //            file (they follow one another), varint bytes of its small
 //            regions (before their crc); the keys, per group: u8 length,
 //            its first term.
-// File data: count records (u64 seq, u64 size, i64 mtime_ns, u64 tokens,
-//            u32 path_len), then the paths back to back.
+// File data: `count` records in blocks of kFileBlock (the last one
+//            shorter), blocks = ceil(count / kFileBlock):
+//            u32 block_offset[blocks] (from the first block's start; the
+//            first is 0), then the blocks back to back, the last ending at
+//            the end of the file. `body_crc` covers the offset table only;
+//            each block ends with its own u32 crc32c of the bytes before it
+//            in the block. A block's records, each:
+//              varint seq delta (the first: seq itself; then seq minus the
+//                previous record's seq, modulo 2^64),
+//              varint size,
+//              varint zigzag(mtime_ns delta) (the first: zigzag(mtime_ns);
+//                then mtime_ns minus the previous one's, modulo 2^64),
+//              varint tokens,
+//              path front-coded against the previous record's path in the
+//                block: varint shared prefix length (0 for the first),
+//                varint suffix length, the suffix bytes.
 // File meta: split `aux`; count entries (u64 path_hash, u32 record), sorted.
 #pragma once
 
@@ -37,7 +51,14 @@ namespace scipis {
 constexpr uint32_t kFormatVersion = 5;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 24;
-constexpr size_t kFileRecordSize = 36;
+constexpr size_t kFileBlock = 64;
+// A file record's most bytes besides its path suffix: four varints of up
+// to 64 bits and two of up to 32.
+constexpr size_t kMaxFileRecord = 4 * 10 + 2 * 5;
+// The least: six one-byte varints.
+constexpr size_t kMinFileRecord = 6;
+// The blocks of a file data file lie within 4 GiB (u32 offsets).
+constexpr uint64_t kMaxFileBlocksBytes = uint64_t{1} << 32;
 
 inline constexpr char kMagicTfData[] = "SCIPISTD";
 inline constexpr char kMagicTfMeta[] = "SCIPISTM";
@@ -52,6 +73,15 @@ inline constexpr char kMagicManifest[] = "SCIPISMF";
 inline uint64_t dict_hash(std::string_view term) { return token_hash(term.data(), term.size()); }
 inline uint32_t dict_split(uint64_t h, uint32_t sf) {
   return static_cast<uint32_t>((static_cast<unsigned __int128>(h) * sf) >> 64);
+}
+
+// The file records' mtime deltas: small magnitudes of either sign to
+// small varints.
+inline uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t unzigzag(uint64_t u) {
+  return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
 }
 
 struct FileHeader {

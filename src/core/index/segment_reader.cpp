@@ -186,30 +186,89 @@ void decode_postings(const std::string& path, std::string_view region, const Ter
   }
 }
 
+FileBlocks::FileBlocks(std::string path, std::string_view file)
+    : path_(std::move(path)), file_(file) {
+  FileHeader h = check_header(path_, kMagicFileData, file_.data(), file_.size());
+  const size_t body = file_.size() - kHeaderSize;
+  // Bounds before anything is sized by the count.
+  if (h.count > body / kMinFileRecord) fail_corrupt(path_, "record count exceeds the file");
+  count_ = h.count;
+  blocks_ = static_cast<size_t>((count_ + kFileBlock - 1) / kFileBlock);
+  first_ = kHeaderSize + 4 * blocks_;
+  if (first_ > file_.size()) fail_corrupt(path_, "block table exceeds the file");
+  check_body(path_, h, file_.substr(kHeaderSize, 4 * blocks_));
+  const size_t room = file_.size() - first_;
+  if (room > kMaxFileBlocksBytes) fail_corrupt(path_, "blocks exceed 4 GiB");
+  if (blocks_ == 0 && room != 0) fail_corrupt(path_, "trailing bytes after the records");
+  // Each block lies after the one before, within the file, with room for
+  // its records and its crc; the last one ends the file.
+  for (size_t b = 0; b < blocks_; b++) {
+    const uint64_t start = offset(b);
+    const uint64_t end = b + 1 < blocks_ ? offset(b + 1) : room;
+    if ((b == 0 && start != 0) || end > room || start > end ||
+        end - start < records_in(b) * kMinFileRecord + 4)
+      fail_corrupt(path_, "bad offset of file block " + std::to_string(b));
+  }
+}
+
+std::string_view FileBlocks::block(size_t b) const {
+  if (b >= blocks_) fail_corrupt(path_, "file block past the end");
+  const size_t start = offset(b);
+  const size_t end = b + 1 < blocks_ ? offset(b + 1) : file_.size() - first_;
+  return file_.substr(first_ + start, end - start);
+}
+
+void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends) const {
+  const std::string_view blk = block(b);
+  const size_t len = blk.size() - 4;
+  if (crc32c(blk.data(), len) != get_u32(reinterpret_cast<const unsigned char*>(blk.data()) + len))
+    fail_corrupt(path_, "checksum mismatch in file block " + std::to_string(b));
+  Cursor c(blk.data(), len);
+  const size_t n = records_in(b);
+  size_t prev_at = paths.size(), prev_len = 0;
+  for (size_t i = 0; i < n; i++) {
+    DocInfo& d = docs[i];
+    const uint64_t seq = c.varint();
+    d.size = c.varint();
+    const int64_t mtime = unzigzag(c.varint());
+    d.tokens = c.varint();
+    const uint64_t shared = c.varint();
+    const uint64_t suffix = c.varint();
+    // The suffix lies in the block: shared and suffix are bounded by bytes
+    // present before the path is sized.
+    const std::string_view tail = c.bytes(suffix);
+    if (!c.ok() || shared > prev_len) fail_corrupt(path_, "bad record in file block " + std::to_string(b));
+    if (i == 0) {
+      d.seq = seq;
+      d.mtime_ns = mtime;
+    } else {
+      d.seq = docs[i - 1].seq + seq;
+      d.mtime_ns = static_cast<int64_t>(static_cast<uint64_t>(docs[i - 1].mtime_ns) +
+                                        static_cast<uint64_t>(mtime));
+    }
+    const size_t at = paths.size();
+    paths.resize(at + shared + tail.size());
+    std::memcpy(paths.data() + at, paths.data() + prev_at, shared);
+    std::memcpy(paths.data() + at + shared, tail.data(), tail.size());
+    prev_at = at;
+    prev_len = shared + tail.size();
+    ends[i] = paths.size();
+  }
+  if (c.left() != 0) fail_corrupt(path_, "trailing bytes in file block " + std::to_string(b));
+}
+
 void FileData::load(const std::string& path, FileData& out) {
-  const std::string& b = out.bytes;
-  FileHeader h = check_header(path, kMagicFileData, b.data(), b.size());
-  std::string_view body(b.data() + kHeaderSize, b.size() - kHeaderSize);
-  check_body(path, h, body);
-  if (h.count > body.size() / kFileRecordSize)
-    fail_corrupt(path, "record count exceeds the file");
-  Cursor c(body.data(), body.size());
-  std::vector<uint32_t> lens(h.count);
-  out.docs.resize(h.count);
-  for (uint64_t i = 0; i < h.count; i++) {
-    DocInfo& d = out.docs[i];
-    d.seq = c.u64();
-    d.size = c.u64();
-    d.mtime_ns = static_cast<int64_t>(c.u64());
-    d.tokens = c.u64();
-    lens[i] = c.u32();
-  }
-  out.paths.resize(h.count);
-  for (uint64_t i = 0; i < h.count; i++) {
-    out.paths[i] = c.bytes(lens[i]);
-    if (!c.ok()) fail_corrupt(path, "path runs past the end of the file");
-  }
-  if (c.left() != 0) fail_corrupt(path, "trailing bytes after the paths");
+  const FileBlocks fb(path, out.bytes);
+  const size_t n = static_cast<size_t>(fb.records());
+  std::vector<size_t> ends(n);
+  out.docs.resize(n);
+  out.arena.clear();
+  for (size_t b = 0; b < fb.blocks(); b++)
+    fb.decode(b, &out.docs[b * kFileBlock], out.arena, &ends[b * kFileBlock]);
+  out.paths.resize(n);
+  for (size_t i = 0, at = 0; i < n; at = ends[i++])
+    out.paths[i] = std::string_view(out.arena).substr(at, ends[i] - at);
+  std::string().swap(out.bytes);
 }
 
 FileMeta::FileMeta(std::string path, const std::string& b, uint64_t records) {

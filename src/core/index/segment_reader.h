@@ -79,11 +79,43 @@ struct Posting {
 void decode_postings(const std::string& path, std::string_view region, const TermRef& r,
                      uint64_t seq_limit, std::vector<Posting>& out);
 
+// The blocks of a file-index data file (segment_format.h), each checked
+// as it is decoded: a header and an offset table read and checked once,
+// then any block on its own.
+class FileBlocks {
+ public:
+  // file: the whole file, header included; it must outlive this.
+  FileBlocks(std::string path, std::string_view file);
+  uint64_t records() const { return count_; }
+  size_t blocks() const { return blocks_; }
+  size_t records_in(size_t b) const {
+    return b + 1 < blocks_ ? kFileBlock : static_cast<size_t>(count_ - (blocks_ - 1) * kFileBlock);
+  }
+  // Block b's bytes, its crc included.
+  std::string_view block(size_t b) const;
+  // Decodes block b after checking its crc: records_in(b) records into
+  // docs, their paths appended to paths, ends[i] the end of record i's
+  // path there (it starts where the previous one ends, the first where
+  // paths ended on entry).
+  void decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends) const;
+
+ private:
+  uint32_t offset(size_t b) const {
+    return get_u32(reinterpret_cast<const unsigned char*>(file_.data()) + kHeaderSize + 4 * b);
+  }
+  std::string path_;
+  std::string_view file_;
+  uint64_t count_ = 0;
+  size_t blocks_ = 0;
+  size_t first_ = 0;  // where the first block starts in file_
+};
+
 // A file-index data file: the segment's documents.
 struct FileData {
   std::vector<DocInfo> docs;
-  std::vector<std::string_view> paths;  // into bytes
-  std::string bytes;
+  std::vector<std::string_view> paths;  // into arena
+  std::string arena;                    // the paths, back to back
+  std::string bytes;  // the file as read; load() decodes it, then frees it
   static void load(const std::string& path, FileData& out);
 };
 

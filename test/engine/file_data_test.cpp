@@ -1,0 +1,392 @@
+// The file-index data file (segment_format.h): records in blocks of
+// kFileBlock, front-coded paths. Round trips at the edges of every field,
+// and damage to every part of a file: always a corruption error naming the
+// file, never a crash, a hang or a huge allocation.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "index/path_index.h"
+#include "index/segment_format.h"
+#include "index/segment_reader.h"
+#include "test_util.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
+#include "util/error.h"
+
+namespace {
+
+using scipis::DocInfo;
+using scipis::FileBlocks;
+using scipis::FileData;
+using scipis::kFileBlock;
+using scipis::kHeaderSize;
+
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+const std::string kPath = "/index/g7/file_index_3/seg_5.data";
+
+struct Rec {
+  DocInfo d;
+  std::string path;
+};
+
+std::string serialise(const std::vector<Rec>& recs) {
+  scipis::PathIndex pi(uint64_t{1} << 30);
+  for (const Rec& r : recs) pi.add(r.d, r.path);
+  std::string data;
+  std::vector<std::string> metas;
+  pi.serialise(1, data, metas);
+  return data;
+}
+
+void expect_round_trip(const std::vector<Rec>& recs) {
+  FileData fd;
+  fd.bytes = serialise(recs);
+  FileData::load(kPath, fd);
+  ASSERT_EQ(fd.docs.size(), recs.size());
+  ASSERT_EQ(fd.paths.size(), recs.size());
+  for (size_t i = 0; i < recs.size(); i++) {
+    EXPECT_EQ(fd.docs[i].seq, recs[i].d.seq) << i;
+    EXPECT_EQ(fd.docs[i].size, recs[i].d.size) << i;
+    EXPECT_EQ(fd.docs[i].mtime_ns, recs[i].d.mtime_ns) << i;
+    EXPECT_EQ(fd.docs[i].tokens, recs[i].d.tokens) << i;
+    EXPECT_EQ(fd.paths[i], recs[i].path) << i;
+  }
+}
+
+// Records with consecutive seqs from first, as an indexer makes them.
+std::vector<Rec> plain(size_t n, uint64_t first = 0) {
+  std::vector<Rec> v;
+  for (size_t i = 0; i < n; i++)
+    v.push_back({{first + i, 1000 + i * 37, 1700000000000000000 + static_cast<int64_t>(i) * 999,
+                  i * 11},
+                 "/data/logs/run" + std::to_string(i / 10) + "/part" + std::to_string(i) + ".log"});
+  return v;
+}
+
+void expect_corrupt(const std::string& bytes, const std::string& what) {
+  FileData fd;
+  fd.bytes = bytes;
+  try {
+    FileData::load(kPath, fd);
+    ADD_FAILURE() << what << ": loaded without an error";
+  } catch (const scipis::Error& e) {
+    EXPECT_EQ(e.code(), SCIPIS_E_CORRUPT) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(kPath), std::string::npos) << what << ": " << e.what();
+  }
+}
+
+uint32_t u32_at(const std::string& b, size_t at) {
+  return scipis::get_u32(reinterpret_cast<const unsigned char*>(b.data()) + at);
+}
+void set_u32(std::string& b, size_t at, uint32_t v) { scipis::write_u32(b.data() + at, v); }
+uint64_t count_of(const std::string& b) {
+  return scipis::get_u64(reinterpret_cast<const unsigned char*>(b.data()) + 16);
+}
+size_t blocks_of(const std::string& b) {
+  return static_cast<size_t>((count_of(b) + kFileBlock - 1) / kFileBlock);
+}
+// Where block k starts in the file, and where the first one does.
+size_t first_block(const std::string& b) { return kHeaderSize + 4 * blocks_of(b); }
+size_t block_start(const std::string& b, size_t k) { return first_block(b) + u32_at(b, kHeaderSize + 4 * k); }
+size_t block_end(const std::string& b, size_t k) {
+  return k + 1 < blocks_of(b) ? block_start(b, k + 1) : b.size();
+}
+
+// Re-signs a file after an edit: the header's checksums, the table's and
+// every block's, so that the structural checks are what must catch it.
+void resign_header(std::string& b) {
+  set_u32(b, 24, scipis::crc32c(b.data() + kHeaderSize, 4 * blocks_of(b)));
+  set_u32(b, 28, scipis::crc32c(b.data(), 28));
+}
+void resign_block(std::string& b, size_t start, size_t end) {
+  set_u32(b, end - 4, scipis::crc32c(b.data() + start, end - 4 - start));
+}
+
+}  // namespace
+
+TEST(FileData, ZeroRecords) {
+  std::string b = serialise({});
+  EXPECT_EQ(b.size(), kHeaderSize);
+  expect_round_trip({});
+}
+
+TEST(FileData, OneRecord) { expect_round_trip(plain(1)); }
+
+TEST(FileData, BlockEdges) {
+  for (size_t n : {kFileBlock - 1, kFileBlock, kFileBlock + 1, 2 * kFileBlock, 2 * kFileBlock + 1,
+                   size_t{1000}}) {
+    SCOPED_TRACE(n);
+    expect_round_trip(plain(n));
+    expect_round_trip(plain(n, uint64_t{1} << 40));
+    const std::string b = serialise(plain(n));
+    EXPECT_EQ(blocks_of(b), (n + kFileBlock - 1) / kFileBlock);
+  }
+}
+
+TEST(FileData, PathsSharingNoPrefix) {
+  std::vector<Rec> v = plain(150);
+  for (size_t i = 0; i < v.size(); i++)
+    v[i].path = std::string(1, static_cast<char>('a' + i % 26)) + std::to_string(i);
+  expect_round_trip(v);
+}
+
+TEST(FileData, IdenticalAndNestedPaths) {
+  std::vector<Rec> v = plain(140);
+  for (size_t i = 0; i < v.size(); i++) {
+    // Runs of one path, then a path that is a prefix of the one before
+    // and one that extends it, and empty paths.
+    if (i < 70) v[i].path = "/same/path/for/all";
+    else if (i % 4 == 0) v[i].path = "/same/path";
+    else if (i % 4 == 1) v[i].path = "/same/path/longer/still";
+    else if (i % 4 == 2) v[i].path = "";
+    else v[i].path = "/";
+  }
+  expect_round_trip(v);
+}
+
+TEST(FileData, LongPaths) {
+  std::vector<Rec> v = plain(130);
+  for (size_t i = 0; i < v.size(); i++) {
+    v[i].path = std::string(4096, static_cast<char>('a' + i % 3));
+    if (i % 5 == 0) v[i].path[4095] = 'z';       // shares 4095 bytes
+    if (i % 7 == 0) v[i].path += std::string(5000, 'q');  // longer still
+  }
+  expect_round_trip(v);
+}
+
+TEST(FileData, ExtremeValues) {
+  const uint64_t sizes[] = {0, 1, kU64Max, kU64Max - 1, uint64_t{1} << 63};
+  const int64_t mtimes[] = {0, -1, kI64Min, kI64Max, kI64Min + 1, kI64Max - 1, -1000000000, 1};
+  std::vector<Rec> v;
+  for (size_t i = 0; i < 200; i++) {
+    DocInfo d;
+    d.seq = i;
+    d.size = sizes[i % 5];
+    d.mtime_ns = mtimes[(i * 3) % 8];
+    d.tokens = sizes[(i + 2) % 5];
+    v.push_back({d, "/x/" + std::to_string(i)});
+  }
+  expect_round_trip(v);
+  // Negative mtimes throughout, and seqs at the top of their range, not
+  // ascending: the deltas wrap and still round-trip.
+  for (size_t i = 0; i < v.size(); i++) {
+    v[i].d.mtime_ns = -static_cast<int64_t>(i) * 1000000007 - 1;
+    v[i].d.seq = i % 2 ? kU64Max - i : i * 1000;
+  }
+  expect_round_trip(v);
+  std::vector<Rec> one = {{{kU64Max, kU64Max, kI64Min, kU64Max}, "/z"}};
+  expect_round_trip(one);
+  one[0].d = {0, 0, kI64Max, 0};
+  expect_round_trip(one);
+}
+
+TEST(FileData, RandomRecords) {
+  std::mt19937_64 rng(7);
+  std::vector<Rec> v;
+  std::string path = "/r";
+  for (size_t i = 0; i < 3000; i++) {
+    DocInfo d{i, rng() >> (rng() % 64), static_cast<int64_t>(rng()) >> (rng() % 64), rng() >> (rng() % 64)};
+    path.resize(rng() % (path.size() + 1));
+    for (size_t k = rng() % 20; k > 0; k--) path.push_back(static_cast<char>(rng()));
+    v.push_back({d, path});
+  }
+  expect_round_trip(v);
+}
+
+TEST(FileData, SmallerThanFixedRecords) {
+  // The old layout took 36 bytes and the whole path per record.
+  const std::vector<Rec> v = plain(1000);
+  size_t fixed = kHeaderSize;
+  for (const Rec& r : v) fixed += 36 + r.path.size();
+  const size_t now = serialise(v).size();
+  EXPECT_LT(now * 3, fixed) << now << " bytes against " << fixed;
+}
+
+TEST(FileDataDamage, TruncatedAtEveryBlockBoundary) {
+  const std::string b = serialise(plain(4 * kFileBlock + 10));
+  ASSERT_EQ(blocks_of(b), 5u);
+  std::vector<size_t> cuts = {0, 8, kHeaderSize - 1, kHeaderSize, first_block(b) - 1};
+  for (size_t k = 0; k < blocks_of(b); k++) {
+    cuts.push_back(block_start(b, k));
+    cuts.push_back(block_start(b, k) + 1);
+    cuts.push_back(block_end(b, k) - 4);  // the block's crc gone
+    cuts.push_back(block_end(b, k) - 1);
+  }
+  for (size_t cut : cuts) {
+    if (cut >= b.size()) continue;
+    expect_corrupt(b.substr(0, cut), "truncated to " + std::to_string(cut));
+  }
+  // Every other length too.
+  for (size_t cut = 0; cut < b.size(); cut++) expect_corrupt(b.substr(0, cut), "cut");
+  // And bytes after the end.
+  expect_corrupt(b + std::string(1, '\0'), "one byte more");
+  expect_corrupt(b + b.substr(first_block(b)), "the blocks twice");
+}
+
+TEST(FileDataDamage, FlippedBitInEachBlock) {
+  const std::string b = serialise(plain(3 * kFileBlock + 1));
+  ASSERT_EQ(blocks_of(b), 4u);
+  for (size_t k = 0; k < blocks_of(b); k++) {
+    for (size_t at : {block_start(b, k), (block_start(b, k) + block_end(b, k)) / 2,
+                      block_end(b, k) - 1}) {
+      std::string d = b;
+      d[at] ^= 0x04;
+      expect_corrupt(d, "block " + std::to_string(k) + " byte " + std::to_string(at));
+    }
+  }
+  // Every bit of the file, header and offset table included.
+  for (size_t at = 0; at < b.size(); at++) {
+    for (int bit = 0; bit < 8; bit++) {
+      std::string d = b;
+      d[at] ^= static_cast<char>(1 << bit);
+      expect_corrupt(d, "byte " + std::to_string(at) + " bit " + std::to_string(bit));
+    }
+  }
+}
+
+TEST(FileDataDamage, BadOffsetTables) {
+  const std::string b = serialise(plain(3 * kFileBlock + 5));
+  const size_t blocks = blocks_of(b);
+  ASSERT_EQ(blocks, 4u);
+  auto with_offset = [&](size_t k, uint32_t v) {
+    std::string d = b;
+    set_u32(d, kHeaderSize + 4 * k, v);
+    resign_header(d);
+    return d;
+  };
+  const uint32_t room = static_cast<uint32_t>(b.size() - first_block(b));
+  for (size_t k = 0; k < blocks; k++) {
+    const std::string name = "block " + std::to_string(k);
+    expect_corrupt(with_offset(k, room), name + " at the end");
+    expect_corrupt(with_offset(k, room + 1), name + " past the end");
+    expect_corrupt(with_offset(k, UINT32_MAX), name + " far past the end");
+    // Into the middle of its own block or the one before: checksums or
+    // bounds fail.
+    const uint32_t own = u32_at(b, kHeaderSize + 4 * k);
+    expect_corrupt(with_offset(k, own + 1), name + " one byte late");
+    if (k > 0) {
+      expect_corrupt(with_offset(k, own - 1), name + " one byte early");
+      expect_corrupt(with_offset(k, u32_at(b, kHeaderSize + 4 * (k - 1))), name + " same as before");
+    }
+  }
+}
+
+TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
+  const std::string b = serialise(plain(2 * kFileBlock + 3));
+  // A count no file could hold: refused before anything is sized by it.
+  for (uint64_t count : {kU64Max, uint64_t{1} << 60, uint64_t{1} << 32, count_of(b) + 1,
+                         count_of(b) - 1, count_of(b) + kFileBlock, uint64_t{0}}) {
+    std::string d = b;
+    scipis::write_u64(d.data() + 16, count);
+    // The table that count implies, re-signed where it fits the file.
+    if (4 * ((count + kFileBlock - 1) / kFileBlock) <= d.size() - kHeaderSize)
+      set_u32(d, 24, scipis::crc32c(d.data() + kHeaderSize, 4 * ((count + kFileBlock - 1) / kFileBlock)));
+    set_u32(d, 28, scipis::crc32c(d.data(), 28));
+    expect_corrupt(d, "count " + std::to_string(count));
+  }
+  // A single record whose fields are rewritten, its block re-signed.
+  auto one = [&](const std::string& record) {
+    std::string d;
+    scipis::FileHeader h;
+    h.count = 1;
+    std::string table;
+    scipis::put_u32(table, 0);
+    h.body_crc = scipis::crc32c(table.data(), table.size());
+    scipis::put_header(d, scipis::kMagicFileData, h);
+    d += table;
+    std::string blk = record;
+    scipis::put_u32(blk, scipis::crc32c(blk.data(), blk.size()));
+    return d + blk;
+  };
+  auto record = [](uint64_t shared, uint64_t suffix, const std::string& bytes) {
+    std::string r;
+    for (int i = 0; i < 4; i++) scipis::put_varint(r, 5);
+    scipis::put_varint(r, shared);
+    scipis::put_varint(r, suffix);
+    return r + bytes;
+  };
+  {
+    FileData fd;
+    fd.bytes = one(record(0, 3, "/ab"));
+    FileData::load(kPath, fd);
+    ASSERT_EQ(fd.paths.size(), 1u);
+    EXPECT_EQ(fd.paths[0], "/ab");
+  }
+  expect_corrupt(one(record(0, uint64_t{1} << 40, "/ab")), "a huge suffix");
+  expect_corrupt(one(record(0, kU64Max, "/ab")), "the largest suffix");
+  expect_corrupt(one(record(0, 4, "/ab")), "a suffix longer than the block");
+  expect_corrupt(one(record(1, 3, "/ab")), "a prefix shared with no path");
+  expect_corrupt(one(record(0, 2, "/ab")), "a byte after the record");
+  expect_corrupt(one(record(0, 3, "/ab") + "\x80"), "a varint cut short after the record");
+  expect_corrupt(one(std::string(5, '\x05') + "\x80"), "a varint cut short");
+  expect_corrupt(one(std::string(11, '\xff') + record(0, 3, "/ab")), "an 11-byte varint");
+  expect_corrupt(one(""), "an empty block");
+
+  // A prefix longer than the previous path, with valid checksums.
+  const std::vector<Rec> two = {{{0, 1, 1, 1}, "/a"}, {{1, 1, 1, 1}, "/b"}};
+  std::string d = serialise(two);
+  const size_t start = block_start(d, 0);
+  // The second record's shared length (1) sits right after its fields.
+  std::string blk = d.substr(start, d.size() - 4 - start);
+  const size_t second = 6 + 2;  // 6 one-byte varints and "/a"
+  ASSERT_EQ(blk[second + 4], 1);
+  blk[second + 4] = 3;
+  d = d.substr(0, start) + blk + "0000";
+  resign_block(d, start, d.size());
+  expect_corrupt(d, "a prefix longer than the previous path");
+}
+
+// Through a collection: damage to any block of a data file of several
+// blocks is reported by a search.
+TEST(FileDataDamage, SearchReportsEachBlock) {
+  const std::string root = testutil::scratch_dir();
+  for (int i = 0; i < 3 * static_cast<int>(kFileBlock) + 7; i++)
+    testutil::write(root + "/f" + std::to_string(i) + ".log", "alpha beta " + std::to_string(i));
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 1;
+  o.split_factor = 1;
+  auto build = [&](const std::string& dir) {
+    scipis_build_stats st;
+    scipis_error err;
+    ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  };
+  auto data_file = [](const std::string& dir) {
+    std::string g;
+    DIR* d = opendir(dir.c_str());
+    while (struct dirent* e = readdir(d))
+      if (e->d_name[0] == 'g') g = dir + "/" + e->d_name + "/file_index_0/seg_0.data";
+    closedir(d);
+    return g;
+  };
+  const std::string probe_dir = testutil::scratch_dir();
+  build(probe_dir);
+  const std::string probe = testutil::read(data_file(probe_dir));
+  ASSERT_EQ(blocks_of(probe), 4u);
+  EXPECT_EQ(testutil::search(probe_dir, "alpha", -1).size(), 3 * kFileBlock + 7);
+  testutil::rm_rf(probe_dir);
+  for (size_t k = 0; k < 4; k++) {
+    const std::string dir = testutil::scratch_dir();
+    build(dir);
+    const std::string p = data_file(dir);
+    std::string b = testutil::read(p);
+    b[(block_start(b, k) + block_end(b, k)) / 2] ^= 0x20;
+    testutil::write(p, b);
+    scipis_error err{};
+    auto hits = testutil::search(dir, "beta", 10, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+    EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << k << ": " << err.message;
+    EXPECT_NE(std::string(err.message).find(p), std::string::npos) << err.message;
+    EXPECT_TRUE(hits.empty());
+    testutil::rm_rf(dir);
+  }
+  testutil::rm_rf(root);
+}
