@@ -1,0 +1,224 @@
+// The format 5 dictionary: groups coded with per-split Huffman codes come
+// back exactly for every kind of term and edge value, code lengths stay
+// within kMaxCodeBits, and damaged tables, groups or whole split files
+// (checksums recomputed, so that only the structure can catch it) are
+// errors, never crashes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "index/segment_format.h"
+#include "index/segment_reader.h"
+#include "index/term_dict.h"
+#include "index/tfidf_index.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
+#include "util/error.h"
+
+namespace {
+
+struct Entry {
+  std::string term;
+  uint64_t code, x;
+};
+
+// Encodes the entries (sorted, distinct) as one split's groups; returns
+// tables then the groups, and each group's byte range.
+std::string encode(const std::vector<Entry>& es, std::vector<std::pair<size_t, size_t>>& groups) {
+  scipis::DictEncoder enc;
+  enc.reset(es.size(), 0);
+  for (size_t i = 0; i < es.size(); i++) enc.add(es[i].term, i % scipis::kTermGroup == 0, es[i].code, es[i].x);
+  size_t bytes = 0;
+  for (const auto& e : es) bytes += e.term.size();
+  std::string out(scipis::kCodeTableBytes + scipis::DictEncoder::bound(es.size(), bytes), '\0');
+  char* w = enc.finish_counts(out.data());
+  groups.clear();
+  for (size_t g = 0; g * scipis::kTermGroup < es.size(); g++) {
+    std::string_view key;
+    char* end = enc.encode_group(w, std::min(scipis::kTermGroup, es.size() - g * scipis::kTermGroup), key);
+    EXPECT_EQ(key, es[g * scipis::kTermGroup].term);
+    groups.push_back({static_cast<size_t>(w - out.data()), static_cast<size_t>(end - out.data())});
+    w = end;
+  }
+  out.resize(static_cast<size_t>(w - out.data()));
+  return out;
+}
+
+void round_trip(std::vector<Entry> es, const std::string& what) {
+  std::sort(es.begin(), es.end(), [](const Entry& a, const Entry& b) { return a.term < b.term; });
+  es.erase(std::unique(es.begin(), es.end(), [](const Entry& a, const Entry& b) { return a.term == b.term; }),
+           es.end());
+  std::vector<std::pair<size_t, size_t>> groups;
+  const std::string bytes = encode(es, groups);
+  scipis::DictDecoder dec;
+  ASSERT_TRUE(dec.load(bytes.data())) << what;
+  for (size_t g = 0; g < groups.size(); g++) {
+    scipis::DictDecoder::Reader in(dec, bytes.data() + groups[g].first, bytes.data() + groups[g].second);
+    char term[scipis::kMaxTermBytes];
+    const std::string& key = es[g * scipis::kTermGroup].term;
+    std::copy(key.begin(), key.end(), term);
+    size_t len = key.size();
+    for (size_t i = g * scipis::kTermGroup; i < std::min(es.size(), (g + 1) * scipis::kTermGroup); i++) {
+      scipis::DictEntry e;
+      ASSERT_TRUE(in.next(term, len, e)) << what << " entry " << i;
+      ASSERT_EQ(std::string(term, len), es[i].term) << what;
+      ASSERT_EQ(e.code, es[i].code) << what;
+      ASSERT_EQ(e.x, es[i].x) << what;
+    }
+    EXPECT_TRUE(in.at_end()) << what << " group " << g;
+  }
+}
+
+std::string random_term(std::mt19937_64& rng, const std::string& alphabet, size_t max_len) {
+  std::string t(1 + rng() % max_len, ' ');
+  for (char& c : t) c = alphabet[rng() % alphabet.size()];
+  return t;
+}
+
+}  // namespace
+
+TEST(TermDict, EveryKindOfTermRoundTrips) {
+  std::mt19937_64 rng(17);
+  const std::string digits = "0123456789", hex = "0123456789abcdef",
+                    ident = "abcdefghijklmnopqrstuvwxyz_0123456789";
+  std::string high;
+  for (int c = 0x80; c < 0x100; c++) high += static_cast<char>(c);
+  std::string any;
+  for (int c = 1; c < 0x100; c++) any += static_cast<char>(c);
+  for (const std::string* alpha : std::vector<const std::string*>{&digits, &hex, &ident, &high, &any}) {
+    for (size_t n : {size_t{1}, size_t{2}, scipis::kTermGroup - 1, scipis::kTermGroup,
+                     scipis::kTermGroup + 1, size_t{1000}}) {
+      std::vector<Entry> es;
+      for (size_t i = 0; i < n; i++) {
+        const uint64_t df = 1 + rng() % 300;
+        es.push_back({random_term(rng, *alpha, i % 7 ? 20 : 255),
+                      df == 1 ? (uint64_t{1 + rng() % 5} << 1 | 1) : df << 1, rng() % 100000});
+      }
+      round_trip(es, "alphabet of " + std::to_string(alpha->size()) + ", n=" + std::to_string(n));
+    }
+  }
+}
+
+TEST(TermDict, EdgeValuesRoundTrip) {
+  // Terms of 1 and 255 bytes, one a prefix of the next, bytes 0x01 and
+  // 0xff; tf and df at 2^32 - 1; seqs and region lengths from 0 to
+  // near 2^64.
+  std::vector<Entry> es = {
+      {"a", uint64_t{UINT32_MAX} << 1 | 1, 0},
+      {"ab", uint64_t{UINT32_MAX} << 1, 1},
+      {"abc", 3, UINT64_MAX - 1},
+      {std::string(255, 'z'), 2 << 1, uint64_t{1} << 40},
+      {std::string(254, 'z'), 5, 127},
+      {"\x01", 3, 128},
+      {std::string(255, '\xff'), 3, 16383},
+      {"\xff", 3, 16384},
+  };
+  round_trip(es, "edge values");
+  // Every entry alike: one symbol in most contexts.
+  std::vector<Entry> same;
+  for (int i = 0; i < 100; i++) same.push_back({"t" + std::to_string(1000 + i), 3, 7});
+  round_trip(same, "one symbol per context");
+}
+
+TEST(TermDict, SkewedCountsStayWithinTheLengthLimit) {
+  // Fibonacci counts make a Huffman tree as deep as there are symbols;
+  // the codes must still fit kMaxCodeBits and round-trip.
+  std::vector<Entry> es;
+  uint64_t a = 1, b = 1;
+  int c = 0;
+  for (int sym = 0; sym < 30 && es.size() < 400000; sym++) {
+    for (uint64_t k = 0; k < a && es.size() < 400000; k++) {
+      std::string t = std::string(1, static_cast<char>('!' + sym)) + std::to_string(c++);
+      es.push_back({t, 3, static_cast<uint64_t>(sym)});
+    }
+    const uint64_t n = a + b;
+    a = b;
+    b = n;
+  }
+  round_trip(es, "skewed");
+}
+
+TEST(TermDict, GarbageIsRefusedNotACrash) {
+  std::mt19937_64 rng(23);
+  std::vector<Entry> es;
+  for (int i = 0; i < 300; i++) es.push_back({random_term(rng, "0123456789abcdef_xyz", 30), 3, rng() % 5000});
+  std::sort(es.begin(), es.end(), [](const Entry& a, const Entry& b) { return a.term < b.term; });
+  es.erase(std::unique(es.begin(), es.end(), [](const Entry& a, const Entry& b) { return a.term == b.term; }),
+           es.end());
+  std::vector<std::pair<size_t, size_t>> groups;
+  const std::string good = encode(es, groups);
+  int refused = 0;
+  for (int trial = 0; trial < 20000; trial++) {
+    std::string bad = good;
+    const size_t flips = 1 + rng() % 4;
+    for (size_t f = 0; f < flips; f++) bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+    scipis::DictDecoder dec;
+    if (!dec.load(bad.data())) {
+      refused++;
+      continue;
+    }
+    const auto& g = groups[rng() % groups.size()];
+    // Cut short sometimes too.
+    const size_t end = rng() % 4 ? g.second : g.first + rng() % (g.second - g.first + 1);
+    scipis::DictDecoder::Reader in(dec, bad.data() + g.first, bad.data() + end);
+    char term[scipis::kMaxTermBytes] = {'a'};
+    size_t len = 1;
+    for (size_t i = 0; i < scipis::kTermGroup; i++) {
+      scipis::DictEntry e;
+      if (!in.next(term, len, e)) {
+        refused++;
+        break;
+      }
+      ASSERT_GE(len, 1u);
+      ASSERT_LE(len, scipis::kMaxTermBytes);
+    }
+  }
+  EXPECT_GT(refused, 1000);
+}
+
+// A whole split file with bytes changed and its checksums recomputed:
+// the reader's structural checks must catch what the checksum no longer
+// does, or read terms that are at least well formed.
+TEST(TermDict, DamagedSplitWithValidChecksumsIsAnError) {
+  std::mt19937_64 rng(29);
+  scipis::TfIdfIndex tf(1 << 20, 2);
+  for (uint64_t doc = 0; doc < 60; doc++) {
+    for (int w = 0; w < 80; w++) {
+      const std::string t = w % 3 ? "w" + std::to_string(rng() % 400) : std::to_string(rng());
+      tf.add(scipis::TermKey::of(t), doc, 1 + static_cast<uint32_t>(rng() % 3));
+    }
+  }
+  scipis::OutBuffer data;
+  std::vector<scipis::OutBuffer> metas;
+  tf.serialise(1, data, metas);
+  const std::string good(metas[0].view());
+  scipis::TfMeta ok("m", good);
+  ASSERT_GT(ok.size(), 500u);
+  int errors = 0, read = 0;
+  for (int trial = 0; trial < 800; trial++) {
+    std::string bad = good;
+    const size_t at = scipis::kHeaderSize + rng() % (bad.size() - scipis::kHeaderSize);
+    bad[at] ^= static_cast<char>(1 + rng() % 255);
+    const uint32_t body = scipis::crc32c(bad.data() + scipis::kHeaderSize, bad.size() - scipis::kHeaderSize);
+    for (int i = 0; i < 4; i++) bad[24 + i] = static_cast<char>(body >> (8 * i));
+    const uint32_t head = scipis::crc32c(bad.data(), 28);
+    for (int i = 0; i < 4; i++) bad[28 + i] = static_cast<char>(head >> (8 * i));
+    try {
+      scipis::TfMeta m("m", bad);
+      for (const auto& [t, r] : m.all()) {
+        ASSERT_FALSE(t.empty());
+        ASSERT_LE(t.size(), scipis::kMaxTermBytes);
+        (void)m.find(t);
+      }
+      read++;
+    } catch (const scipis::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("m"), std::string::npos);
+      errors++;
+    }
+  }
+  EXPECT_GT(errors, 250);
+  std::printf("damaged splits: %d errors, %d read (a changed seq, tf or length)\n", errors, read);
+}
