@@ -66,17 +66,29 @@ void DictEncoder::reset(size_t terms, size_t term_bytes) {
   counted_ = 0;
   notes_.clear();
   notes_.reserve(notes_bound(terms, term_bytes));
+  prev_ = {};
   last_len_ = 0;
   read_ = 0;
 }
 
 namespace {
-// Calls put(ctx, symbol) for each symbol of an entry.
-template <typename Put>
-void each_symbol(std::string_view prev, std::string_view term, uint64_t code, uint64_t x, Put&& put) {
+// Bytes a and b share at their start, eight at a time.
+size_t shared_prefix(const char* a, const char* b, size_t n) {
   size_t p = 0;
-  const size_t m = std::min(prev.size(), term.size());
-  while (p < m && prev[p] == term[p]) p++;
+  for (; p + 8 <= n; p += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + p, 8);
+    std::memcpy(&y, b + p, 8);
+    if (x != y) return p + static_cast<size_t>(__builtin_ctzll(x ^ y)) / 8;
+  }
+  while (p < n && a[p] == b[p]) p++;
+  return p;
+}
+
+// Calls put(ctx, symbol) for each symbol of an entry sharing p bytes with
+// the term before it in its group.
+template <typename Put>
+void each_symbol(size_t p, std::string_view term, uint64_t code, uint64_t x, Put&& put) {
   put(kCtxPrefix, static_cast<unsigned>(p));
   put(kCtxSuffixLen, static_cast<unsigned>(term.size() - p));
   for (size_t i = p; i < term.size(); i++)
@@ -96,8 +108,8 @@ void each_symbol(std::string_view prev, std::string_view term, uint64_t code, ui
 }  // namespace
 
 void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t x) {
-  const std::string_view prev = first ? term : std::string_view(last_, last_len_);
-  each_symbol(prev, term, code, x, [&](int ctx, unsigned sym) { freq_[ctx][sym]++; });
+  const size_t p = shared_prefix(prev_.data(), term.data(), std::min(prev_.size(), term.size()));
+  each_symbol(first ? term.size() : p, term, code, x, [&](int ctx, unsigned sym) { freq_[ctx][sym]++; });
   // An entry counts at most 277 symbols: halving well before 2^32 keeps
   // every count in range and every seen symbol counted.
   counted_ += 2 + term.size() + 20;
@@ -106,9 +118,6 @@ void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t
       for (auto& f : ctx) f = f ? f / 2 + 1 : 0;
     counted_ = 0;
   }
-  size_t p = 0;
-  const size_t m = std::min(last_len_, term.size());
-  while (p < m && last_[p] == term[p]) p++;
   const size_t at = notes_.size();
   notes_.resize(at + 2 + (term.size() - p) + 20);
   char* w = notes_.data() + at;
@@ -117,8 +126,7 @@ void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t
   std::memcpy(w, term.data() + p, term.size() - p);
   w = write_varint(write_varint(w + (term.size() - p), code), x);
   notes_.resize(static_cast<size_t>(w - notes_.data()));
-  std::memcpy(last_ + p, term.data() + p, term.size() - p);
-  last_len_ = term.size();
+  prev_ = term;
 }
 
 char* DictEncoder::finish_counts(char* out) {
@@ -156,17 +164,12 @@ char* DictEncoder::encode_group(char* out, size_t n, std::string_view& key) {
     }
   };
   // The notes were front-coded against the split's previous term, which
-  // last_ holds as they are read back.
-  char prev[kMaxTermBytes];
-  size_t prev_len = 0;
+  // last_ holds as they are read back: for all but a group's first
+  // entry, that is the shared prefix the group codes.
   for (size_t i = 0; i < n; i++) {
     Cursor c(notes_.data() + read_, notes_.size() - read_);
     const size_t p = static_cast<unsigned char>(notes_[read_]);
     const size_t sl = static_cast<unsigned char>(notes_[read_ + 1]);
-    if (i) {
-      std::memcpy(prev, last_, last_len_);
-      prev_len = last_len_;
-    }
     std::memcpy(last_ + p, notes_.data() + read_ + 2, sl);
     last_len_ = p + sl;
     c.bytes(2 + sl);
@@ -177,7 +180,7 @@ char* DictEncoder::encode_group(char* out, size_t n, std::string_view& key) {
       std::memcpy(key_, last_, last_len_);
       key = std::string_view(key_, last_len_);
     }
-    each_symbol(i ? std::string_view(prev, prev_len) : term, term, code, x, put);
+    each_symbol(i ? p : last_len_, term, code, x, put);
   }
   while (bits > 0) {
     *out++ = static_cast<char>(acc);

@@ -53,7 +53,8 @@ class DictEncoder {
   void reset(size_t terms, size_t term_bytes);
   // Notes one entry of the split, in order, and counts its symbols; a
   // group's first entry has first set. The terms are kept, front-coded,
-  // so that the encoding pass reads them in order from one buffer.
+  // so that the encoding pass reads them in order from one buffer; the
+  // last term's bytes must stay where they are until the next add.
   void add(std::string_view term, bool first, uint64_t code, uint64_t x);
   // Makes the codes from the counts; writes the tables (kCodeTableBytes)
   // at out and returns their end.
@@ -78,7 +79,8 @@ class DictEncoder {
   // Notes: per entry u8 shared prefix with the entry before (in the
   // split), u8 suffix length, the suffix, varint code, varint x.
   std::vector<char, mem::Accounted<char>> notes_;
-  char last_[kMaxTermBytes];  // the last term noted, then read back
+  std::string_view prev_;     // the last term noted
+  char last_[kMaxTermBytes];  // the last term read back
   size_t last_len_ = 0;
   size_t read_ = 0;  // where encode_group reads the notes
   char key_[kMaxTermBytes];

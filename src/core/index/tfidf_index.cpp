@@ -337,29 +337,26 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     group_data_.resize(groups * 2);
     group_bytes_.resize(groups);
     dict_.reset(count, split_bytes[s]);
-    auto prefetch_slots = [&](size_t g) {
-      for (size_t j = g * kTermGroup; j < std::min(count, (g + 1) * kTermGroup); j++)
-        __builtin_prefetch(entry_of(first[j]));
-    };
-    auto prefetch_parts = [&](size_t g) {
-      for (size_t j = g * kTermGroup; j < std::min(count, (g + 1) * kTermGroup); j++) {
-        const TermSlot* e = entry_of(first[j]);
+    // Slots, TF arrays and long terms' bytes sit anywhere in the region:
+    // a steady stream of loads runs ahead, slots 32 terms ahead and what
+    // they point to 16 ahead.
+    auto prefetch = [&](size_t i) {
+      if (i + 32 < count) __builtin_prefetch(entry_of(first[i + 32]));
+      if (i + 16 < count) {
+        const TermSlot* e = entry_of(first[i + 16]);
         if (e->tail) __builtin_prefetch(unit(e->tail));
-        if (e->len() > 8) __builtin_prefetch(unit(e->bytes));
       }
     };
-    prefetch_slots(0);
-    prefetch_slots(1);
-    prefetch_parts(0);
+    for (size_t i = 0; i < std::min<size_t>(count, 32); i++) {
+      __builtin_prefetch(entry_of(first[i]));
+      if (i < 16 && entry_of(first[i])->tail) __builtin_prefetch(unit(entry_of(first[i])->tail));
+    }
     for (size_t g = 0; g < groups; g++) {
       const size_t g0 = g * kTermGroup;
       const KeyIndex* const gk = first + g0;
       const size_t gn = std::min(kTermGroup, count - g0);
-      // Slots, TF arrays and long terms' bytes sit anywhere in the region:
-      // slots are loaded two groups ahead, what they point to one ahead.
-      prefetch_slots(g + 2);
-      prefetch_parts(g + 1);
       group_data_[2 * g] = static_cast<uint64_t>(out - base);
+      for (size_t j = 0; j < gn; j++) prefetch(g0 + j);
       // Small regions, their crc, then large ones.
       char* const span = out;
       for (int pass = 0; pass < 2; pass++) {
@@ -391,7 +388,15 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
           blocks++;
         }
       }
-      for (size_t j = 0; j < gn; j++) dict_.add(term_of(gk[j]), j == 0, entry_code_[g0 + j], entry_x_[g0 + j]);
+    }
+    // Then the dictionary's notes and counts, in one loop that loads term
+    // bytes well ahead.
+    for (size_t i = 0; i < count; i++) {
+      if (i + 16 < count) {
+        const TermSlot* e = entry_of(first[i + 16]);
+        if (e->len() > 8) __builtin_prefetch(unit(e->bytes));
+      }
+      dict_.add(term_of(first[i]), i % kTermGroup == 0, entry_code_[i], entry_x_[i]);
     }
     OutBuffer& m = metas[s];
     m.reset(meta_reserve(count, split_bytes[s]));
