@@ -331,15 +331,14 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     }
     const size_t groups = (count + kTermGroup - 1) / kTermGroup;
     // First the posting regions, group by group, noting each entry's code
-    // and x and counting the symbols the dictionary will code.
+    // and x.
     entry_code_.resize(count);
     entry_x_.resize(count);
     group_data_.resize(groups * 2);
     group_bytes_.resize(groups);
     dict_.reset(count, split_bytes[s]);
-    // Slots, TF arrays and long terms' bytes sit anywhere in the region:
-    // a steady stream of loads runs ahead, slots 32 terms ahead and what
-    // they point to 16 ahead.
+    // Slots and TF arrays sit anywhere in the region: a steady stream of
+    // loads runs ahead, slots 32 terms ahead and TF arrays 16 ahead.
     auto prefetch = [&](size_t i) {
       if (i + 32 < count) __builtin_prefetch(entry_of(first[i + 32]));
       if (i + 16 < count) {
@@ -392,6 +391,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     // Then the dictionary's notes and counts, in one loop that loads term
     // bytes well ahead.
     for (size_t i = 0; i < count; i++) {
+      if (i + 32 < count) __builtin_prefetch(entry_of(first[i + 32]));
       if (i + 16 < count) {
         const TermSlot* e = entry_of(first[i + 16]);
         if (e->len() > 8) __builtin_prefetch(unit(e->bytes));
