@@ -6,13 +6,12 @@
 //            then its large regions. `count`: the regions.
 // TF meta:   split `aux`; `count` terms in byte order:
 //            u64 base seq (postings are stored from it), u64 data offset
-//            of the first group's regions, u32 table bytes, u32 keys
-//            bytes, the code tables (index/term_dict.h); the groups of
-//            kTermGroup terms (coded entries); the table, per group:
+//            of the first group's regions, u32 table bytes, the code
+//            tables (index/term_dict.h); the groups of kTermGroup terms
+//            (coded entries, the first whole); the table, per group:
 //            varint its bytes, varint bytes of its regions in the data
 //            file (they follow one another), varint bytes of its small
-//            regions (before their crc); the keys, per group: u8 length,
-//            its first term.
+//            regions (before their crc).
 // File data: `count` records in blocks of kFileBlock (the last one
 //            shorter), blocks = ceil(count / kFileBlock):
 //            u32 block_offset[blocks] (from the first block's start; the
@@ -50,7 +49,7 @@ namespace scipis {
 //    one crc per group; seqs from the flush's base.
 constexpr uint32_t kFormatVersion = 5;
 constexpr size_t kHeaderSize = 32;
-constexpr size_t kTfMetaHead = 24;
+constexpr size_t kTfMetaHead = 20;
 constexpr size_t kFileBlock = 64;
 // A file record's most bytes besides its path suffix: four varints of up
 // to 64 bits and two of up to 32.

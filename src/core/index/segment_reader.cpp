@@ -33,18 +33,18 @@ TfMeta::TfMeta(std::string path, std::string bytes)
   Cursor c(body.data(), body.size());
   base_ = c.u64();
   uint64_t data = c.u64();
-  const uint64_t table_len = c.u32(), keys_len = c.u32();
+  const uint64_t table_len = c.u32();
   if (!c.ok() || c.left() < kCodeTableBytes || !codes_.load(reinterpret_cast<const char*>(c.pos())))
     fail_corrupt(path_, "bad dictionary code tables");
   c.bytes(kCodeTableBytes);
   entries_ = kHeaderSize + kTfMetaHead + kCodeTableBytes;
-  if (table_len > c.left() || keys_len > c.left() - table_len) fail_corrupt(path_, "term groups exceed the file");
-  const size_t entries_len = c.left() - table_len - keys_len;
-  // A group takes at least a byte of entries, 3 of table and 2 of key.
+  if (table_len > c.left()) fail_corrupt(path_, "term groups exceed the file");
+  const size_t entries_len = c.left() - table_len;
+  // A group takes at least a byte of entries and 3 of table.
   if (h.count > entries_len * kTermGroup) fail_corrupt(path_, "term count exceeds the file");
   count_ = static_cast<size_t>(h.count);
   const size_t groups = (count_ + kTermGroup - 1) / kTermGroup;
-  if (groups > keys_len / 2 || groups > table_len / 3) fail_corrupt(path_, "term groups exceed the file");
+  if (groups > table_len / 3) fail_corrupt(path_, "term groups exceed the file");
   groups_.resize(groups);
   Cursor table(body.data() + (entries_ - kHeaderSize) + entries_len, static_cast<size_t>(table_len));
   uint64_t at = 0;
@@ -60,44 +60,46 @@ TfMeta::TfMeta(std::string path, std::string bytes)
     data += data_bytes;
   }
   if (at != entries_len || table.left() != 0) fail_corrupt(path_, "bad term group offset");
-  keys_ = entries_ + entries_len + static_cast<size_t>(table_len);
-  keys_len_ = static_cast<size_t>(keys_len);
-  table_len_ = static_cast<size_t>(table_len);
-  size_t k = 0;
-  for (size_t g = 0; g < groups; g++) {
-    const size_t len = k < keys_len_ ? static_cast<uint8_t>(bytes_[keys_ + k]) : 0;
-    if (len == 0 || len > keys_len_ - k - 1) fail_corrupt(path_, "bad term group key");
-    groups_[g].key = k;
-    k += 1 + len;
-    if (g && !(key(g - 1) < key(g))) fail_corrupt(path_, "term groups out of order");
-  }
-  if (k != keys_len_) fail_corrupt(path_, "bad term group key");
+  entries_end_ = entries_ + entries_len;
+  // Each group's first term is coded whole: its first 8 bytes, kept as a
+  // word, lead the binary search.
   key_words_.resize(groups);
-  for (size_t g = 0; g < groups; g++) key_words_[g] = word_of(key(g));
+  std::string prev;
+  for (size_t g = 0; g < groups; g++) {
+    const std::string k = first_term(g);
+    key_words_[g] = word_of(k);
+    if (g && !(key_words_[g - 1] < key_words_[g] || (key_words_[g - 1] == key_words_[g] && prev < k)))
+      fail_corrupt(path_, "term groups out of order");
+    prev = k;
+  }
 }
 
-std::string_view TfMeta::key(size_t g) const {
-  const size_t at = keys_ + groups_[g].key;
-  return std::string_view(bytes_.data() + at + 1, static_cast<uint8_t>(bytes_[at]));
+std::string TfMeta::first_term(size_t g) const {
+  DictDecoder::Reader in(codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
+  char term[kMaxTermBytes];
+  size_t len = 0;
+  DictEntry e;
+  if (!in.next(term, len, e)) fail_corrupt(path_, "bad term entry");
+  return std::string(term, len);
+}
+
+size_t TfMeta::group_end(size_t g) const {
+  return g + 1 < groups_.size() ? entries_ + groups_[g + 1].entries : entries_end_;
 }
 
 template <typename F>
 void TfMeta::scan(size_t g, F&& f) const {
-  const size_t at = entries_ + groups_[g].entries;
-  const size_t end = g + 1 < groups_.size() ? entries_ + groups_[g + 1].entries : keys_ - table_len_;
-  DictDecoder::Reader in(codes_, bytes_.data() + at, bytes_.data() + end);
+  DictDecoder::Reader in(codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
   const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
-  const std::string_view k = key(g);
   char term[kMaxTermBytes], prev[kMaxTermBytes];
-  std::memcpy(term, k.data(), k.size());
-  size_t len = k.size(), prev_len = 0;
+  size_t len = 0, prev_len = 0;
   const uint64_t data = groups_[g].data, small = groups_[g].small;
   uint64_t small_at = data, large_at = data + small + (small ? 4 : 0);
   for (size_t i = 0; i < n; i++) {
     DictEntry e;
     if (!in.next(term, len, e)) fail_corrupt(path_, "bad term entry");
     const std::string_view t(term, len);
-    if (i == 0 ? t != k : !(std::string_view(prev, prev_len) < t)) fail_corrupt(path_, "terms out of order");
+    if (i && !(std::string_view(prev, prev_len) < t)) fail_corrupt(path_, "terms out of order");
     TermRef r{};
     r.base = base_;
     if (e.code & 1) {
@@ -139,7 +141,7 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
   size_t lo = 0, hi = groups_.size();
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (key_words_[mid] < w || (key_words_[mid] == w && key(mid) <= term))
+    if (key_words_[mid] < w || (key_words_[mid] == w && first_term(mid) <= term))
       lo = mid + 1;
     else
       hi = mid;

@@ -47,12 +47,12 @@ class TfMeta {
 
  private:
   struct Group {
-    uint64_t key;      // in the keys
     uint64_t entries;  // its coded entries, from entries_
     uint64_t data;     // its first region in the data file
     uint32_t small;    // bytes of its small regions
   };
-  std::string_view key(size_t g) const;
+  std::string first_term(size_t g) const;
+  size_t group_end(size_t g) const;  // in bytes_
   // Decodes group g and calls f(term, ref) for each entry until f returns
   // true.
   template <typename F>
@@ -66,8 +66,7 @@ class TfMeta {
   // this array and a key itself only on a tie.
   std::vector<uint64_t> key_words_;
   DictDecoder codes_;
-  size_t keys_ = 0, entries_ = 0;  // where keys and groups start in bytes_
-  size_t keys_len_ = 0, table_len_ = 0;
+  size_t entries_ = 0, entries_end_ = 0;  // the groups' span in bytes_
 };
 
 struct Posting {

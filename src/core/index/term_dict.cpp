@@ -109,7 +109,7 @@ void each_symbol(size_t p, std::string_view term, uint64_t code, uint64_t x, Put
 
 void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t x) {
   const size_t p = shared_prefix(prev_.data(), term.data(), std::min(prev_.size(), term.size()));
-  each_symbol(first ? term.size() : p, term, code, x, [&](int ctx, unsigned sym) { freq_[ctx][sym]++; });
+  each_symbol(first ? 0 : p, term, code, x, [&](int ctx, unsigned sym) { freq_[ctx][sym]++; });
   // An entry counts at most 277 symbols: halving well before 2^32 keeps
   // every count in range and every seen symbol counted.
   counted_ += 2 + term.size() + 20;
@@ -151,7 +151,7 @@ char* DictEncoder::finish_counts(char* out) {
   return out;
 }
 
-char* DictEncoder::encode_group(char* out, size_t n, std::string_view& key) {
+char* DictEncoder::encode_group(char* out, size_t n) {
   uint64_t acc = 0;
   unsigned bits = 0;
   auto put = [&](int ctx, unsigned sym) {
@@ -165,7 +165,7 @@ char* DictEncoder::encode_group(char* out, size_t n, std::string_view& key) {
   };
   // The notes were front-coded against the split's previous term, which
   // last_ holds as they are read back: for all but a group's first
-  // entry, that is the shared prefix the group codes.
+  // entry (coded whole), that is the shared prefix the group codes.
   for (size_t i = 0; i < n; i++) {
     Cursor c(notes_.data() + read_, notes_.size() - read_);
     const size_t p = static_cast<unsigned char>(notes_[read_]);
@@ -175,12 +175,7 @@ char* DictEncoder::encode_group(char* out, size_t n, std::string_view& key) {
     c.bytes(2 + sl);
     const uint64_t code = c.varint(), x = c.varint();
     read_ = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - notes_.data());
-    const std::string_view term(last_, last_len_);
-    if (i == 0) {
-      std::memcpy(key_, last_, last_len_);
-      key = std::string_view(key_, last_len_);
-    }
-    each_symbol(i ? p : last_len_, term, code, x, put);
+    each_symbol(i ? p : 0, std::string_view(last_, last_len_), code, x, put);
   }
   while (bits > 0) {
     *out++ = static_cast<char>(acc);

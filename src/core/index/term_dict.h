@@ -1,7 +1,7 @@
 // The TF dictionary's groups (format 5): up to kTermGroup terms of one
 // split in byte order, each front-coded against the one before it (the
-// first against the group's key, which is that term itself), with its
-// posting reference, Huffman-coded with codes made for the whole split.
+// first coded whole), with its posting reference, Huffman-coded with codes
+// made for the whole split.
 //
 // Every field has its own code: the shared prefix length, the suffix
 // length, each suffix byte (by the class of the byte before it: digit,
@@ -60,8 +60,8 @@ class DictEncoder {
   // at out and returns their end.
   char* finish_counts(char* out);
   // Codes the next n entries noted, a group, at out; returns the end of
-  // its bytes. key gets the group's first term.
-  char* encode_group(char* out, size_t n, std::string_view& key);
+  // its bytes.
+  char* encode_group(char* out, size_t n);
   // The most bytes groups of these terms take: each entry is at most 22
   // codes (lengths, two varints) and one per byte of its term, each code
   // at most kMaxCodeBits; each group pads to a byte.
@@ -83,7 +83,6 @@ class DictEncoder {
   char last_[kMaxTermBytes];  // the last term read back
   size_t last_len_ = 0;
   size_t read_ = 0;  // where encode_group reads the notes
-  char key_[kMaxTermBytes];
   std::string_view group_prev_;
 };
 
@@ -105,8 +104,8 @@ class DictDecoder {
   class Reader {
    public:
     Reader(const DictDecoder& d, const char* p, const char* end);
-    // The next entry into term (which holds the previous term, the key
-    // for the first); false when it is malformed.
+    // The next entry into term (which holds the previous term; len is 0
+    // for a group's first); false when it is malformed.
     bool next(char* term, size_t& len, DictEntry& e);
     // Whether the group's bits ended where they should (all read, within
     // the last byte).

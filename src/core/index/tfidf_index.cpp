@@ -53,11 +53,10 @@ size_t data_reserve(size_t terms, size_t postings) {
   return kHeaderSize + terms * (14 + 34) + postings * (8 + 4) + postings / kBlockPostings * 34;
 }
 size_t meta_reserve(size_t terms, size_t term_bytes) {
-  // Base, first data offset, table and keys lengths, code tables; per
-  // group its table entry (three varints) and its key's length; the keys
-  // are some of the terms.
+  // Base, first data offset, table length, code tables; per group its
+  // table entry (three varints).
   const size_t groups = (terms + kTermGroup - 1) / kTermGroup;
-  return kHeaderSize + kTfMetaHead + kCodeTableBytes + groups * (30 + 1) + term_bytes +
+  return kHeaderSize + kTfMetaHead + kCodeTableBytes + groups * 30 +
          DictEncoder::bound(terms, term_bytes);
 }
 }  // namespace
@@ -69,7 +68,7 @@ size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   // group and dictionary notes, the front cache.
   return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
          2 * c.terms * 2 * sizeof(uint64_t) +
-         2 * (DictEncoder::notes_bound(c.terms, c.term_bytes) + c.terms + c.term_bytes) +
+         2 * DictEncoder::notes_bound(c.terms, c.term_bytes) +
          kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
 
@@ -401,17 +400,11 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     OutBuffer& m = metas[s];
     m.reset(meta_reserve(count, split_bytes[s]));
     char* const body = m.data() + kHeaderSize;
-    // The groups, then their table and keys, whose sizes go in the head.
+    // The groups, then their table, whose size goes in the head.
     char* const head = write_u64(write_u64(body, base_seq), groups ? group_data_[0] : kHeaderSize);
-    char* w = dict_.finish_counts(head + 8);
-    // Keys go after the table, whose size is not known yet: kept aside
-    // as the groups are coded.
-    keys_.clear();
+    char* w = dict_.finish_counts(head + 4);
     for (size_t g = 0; g < groups; g++) {
-      std::string_view key;
-      char* const end = dict_.encode_group(w, std::min(kTermGroup, count - g * kTermGroup), key);
-      keys_.push_back(static_cast<char>(key.size()));
-      keys_.insert(keys_.end(), key.begin(), key.end());
+      char* const end = dict_.encode_group(w, std::min(kTermGroup, count - g * kTermGroup));
       group_bytes_[g] = static_cast<uint64_t>(end - w);
       w = end;
     }
@@ -422,12 +415,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
       w = write_varint(w, next - group_data_[2 * g]);
       w = write_varint(w, group_data_[2 * g + 1]);
     }
-    char* const keys = w;
-    std::memcpy(w, keys_.data(), keys_.size());
-    w += keys_.size();
-    if (static_cast<size_t>(keys - table) > UINT32_MAX || static_cast<size_t>(w - keys) > UINT32_MAX)
+    if (static_cast<size_t>(w - table) > UINT32_MAX)
       fail(SCIPIS_E_INTERNAL, "TF-IDF index split exceeds 4 GiB of dictionary");
-    write_u32(write_u32(head, static_cast<uint32_t>(keys - table)), static_cast<uint32_t>(w - keys));
+    write_u32(head, static_cast<uint32_t>(w - table));
     m.trim(static_cast<size_t>(w - m.data()));
     FileHeader mh;
     mh.aux = static_cast<uint32_t>(s);

@@ -238,7 +238,6 @@ class TfIdfIndex {
   // noted while its postings are written, then coded by dict_.
   mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_, group_data_,
       group_bytes_;
-  mutable std::vector<char, mem::Accounted<char>> keys_;  // a split's group keys
   mutable std::vector<KeyIndex, mem::Accounted<KeyIndex>> radix_tmp_;
   mutable DictEncoder dict_;
 };
