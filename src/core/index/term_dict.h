@@ -5,12 +5,12 @@
 //
 // Every field has its own code: the shared prefix length, the suffix
 // length, each suffix byte (by the class of the byte before it: digit,
-// hex letter, other letter, '_', high byte, other, or term start), and
-// each byte of the code and x varints (by its place in the varint, and
-// for x by what it is). Sorted log terms are mostly numbers and ids whose
-// fields each take few values, so separate codes take them to near their
-// entropy; a whole-group compressor (DEFLATE) stays a third larger and
-// costs a table build for every lookup.
+// hex letter, other letter, '_', high byte, capital, other, or term
+// start), and each byte of the code and x varints (by its place in the
+// varint, and for x by what it is). Sorted log terms are mostly numbers
+// and ids whose fields each take few values, so separate codes take them
+// to near their entropy; a whole-group compressor (DEFLATE) stays a third
+// larger and costs a table build for every lookup.
 //
 // Code tables: for each of kContexts contexts, 256 code lengths (0: the
 // byte never occurs) as nibbles, 128 bytes. A group: its entries as one
