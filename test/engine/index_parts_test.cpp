@@ -29,10 +29,15 @@ TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
     std::string t(len, 'a');
     for (size_t j = 0; j < len; j++) t[j] = "abc0_\x81"[rng() % 6];
     if (i % 5 == 0 && len > 8) t.replace(0, 8, "commonpf");
+    if (i % 7 == 0 && len > 16) t.replace(0, 16, "commonpfcommonp_");
     vocab.push_back(t);
   }
+  // Every prefix of one long term: ties on one, two, ... words, ended at
+  // each byte.
+  const std::string chain = "commonpfcommonp_commonpfcommonpfab0_\x81\x81z";
+  for (size_t n = 1; n <= chain.size(); n++) vocab.push_back(chain.substr(0, n));
   for (uint64_t budget : {uint64_t{65536}, uint64_t{1} << 18, uint64_t{4} << 20}) {
-    for (int depth : {1, 3, 8}) {
+    for (int depth : {1, 3, 8, 300}) {
       for (int sf : {1, 7, 16}) {
         scipis::TfIdfIndex tf(budget, depth);
         std::map<std::string, std::map<uint64_t, uint32_t>> want, got;
@@ -81,6 +86,9 @@ TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
           const size_t distinct = 1 + rng() % 120;
           std::map<std::string, uint32_t> counts;
           for (size_t i = 0; i < distinct; i++) counts[vocab[rng() % vocab.size()]] += 1 + rng() % 3;
+          // Terms of every document fill TF arrays up to their largest.
+          counts["every"]++;
+          counts[chain] += 2;
           for (const auto& [t, c] : counts) {
             tf.add(scipis::TermKey::of(t), doc, c);
             want[t][doc] += c;

@@ -27,16 +27,20 @@ size_t round8(size_t n) { return (n + 7) & ~size_t{7}; }
 }  // namespace
 
 namespace {
-size_t chunk_bytes_for(int depth) {
-  return round8(sizeof(TfChunk) + 2 * sizeof(uint32_t) * static_cast<size_t>(depth));
+size_t chunk_bytes_for(size_t cap) {
+  return round8(sizeof(TfChunk) + 2 * sizeof(uint32_t) * cap);
+}
+uint16_t max_cap_for(int depth) {
+  return static_cast<uint16_t>(std::max(depth, kMaxChunkCap));
 }
 size_t region_bytes_for(uint64_t budget, int depth) {
   return std::min(budget, TfIdfIndex::kMaxBudget) +
-         TfIdfIndex::kAddsPerFullCheck * (chunk_bytes_for(depth) + round8(kMaxToken));
+         TfIdfIndex::kAddsPerFullCheck * (chunk_bytes_for(max_cap_for(depth)) + round8(kMaxToken));
 }
 // Terms, postings and term bytes an index can hold: every term has a
 // table slot of 32 bytes in the region (and at least 256 slots exist);
-// every posting but a term's current one fills a TF array entry.
+// every posting but a term's current one fills a TF array entry of 8
+// bytes.
 struct Capacity {
   size_t terms, postings, term_bytes;
 };
@@ -44,8 +48,7 @@ Capacity capacity_for(uint64_t budget, int depth) {
   const size_t region = region_bytes_for(budget, depth);
   const size_t terms = std::max<size_t>(256 + TfIdfIndex::kAddsPerFullCheck + 1,
                                         region / sizeof(TermSlot));
-  return {terms, terms + region / chunk_bytes_for(depth) * static_cast<size_t>(depth),
-          8 * terms + region};
+  return {terms, terms + region / (2 * sizeof(uint32_t)), 8 * terms + region};
 }
 size_t data_reserve(size_t terms, size_t postings) {
   // max_region_bytes summed over the terms: each term's blocks round up
@@ -85,7 +88,7 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
     : budget_(std::min(budget, kMaxBudget)),
       depth_(depth),
       sketch_(sketch),
-      chunk_bytes_(chunk_bytes_for(depth)) {
+      max_cap_(max_cap_for(depth)) {
   size_t front = 64;
   while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
   front_.assign(front, 0);
@@ -152,17 +155,20 @@ TermSlot* TfIdfIndex::lookup(const TermKey& k, uint32_t tag) {
 void TfIdfIndex::start_document(TermSlot* e, uint32_t rel, uint32_t count) {
   if (e->cur_tf) {
     TfChunk* c = e->tail ? chunk(e->tail) : nullptr;
-    if (!c || c->fill == static_cast<uint32_t>(depth_)) {
-      const uint32_t u = alloc(chunk_bytes_);
+    if (!c || c->fill == c->cap) {
+      const uint16_t cap =
+          c ? static_cast<uint16_t>(std::min<int>(2 * c->cap, max_cap_)) : static_cast<uint16_t>(depth_);
+      const uint32_t u = alloc(chunk_bytes_for(cap));
       c = chunk(u);
       c->prev = e->tail;
       c->fill = 0;
+      c->cap = cap;
       e->tail = u;
     }
     uint32_t* s = seqs(c);
     const uint32_t slot = c->fill++;
     s[slot] = e->cur_seq;
-    s[depth_ + slot] = e->cur_tf;
+    s[c->cap + slot] = e->cur_tf;
   }
   e->cur_seq = rel;
   e->cur_tf = count;
@@ -240,9 +246,9 @@ size_t TfIdfIndex::dictionary_order(KeyIndex* keys) const {
 }
 
 void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
-  radix_tmp_.resize(n);
+  radix_tmp_.reset(n * sizeof(KeyIndex));
   KeyIndex* from = keys;
-  KeyIndex* to = radix_tmp_.data();
+  KeyIndex* to = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
   for (int shift = 0; shift < 64; shift += 8) {
     size_t count[257] = {};
     for (size_t i = 0; i < n; i++) count[((from[i].key >> shift) & 0xff) + 1]++;
@@ -253,6 +259,40 @@ void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
     std::swap(from, to);
   }
   if (from != keys) std::copy(from, from + n, keys);
+}
+
+// Terms never hold a NUL byte, so comparing their words big-endian, zero
+// padded past the end, is comparing their bytes.
+uint64_t TfIdfIndex::word_key(const TermSlot& e, size_t word) const {
+  const size_t at = 8 * word;
+  if (e.len() <= at) return 0;
+  const char* p = term_bytes(e) + at;
+  const size_t n = std::min<size_t>(8, e.len() - at);
+  uint64_t v = 0;
+  std::memcpy(&v, p, n);
+  return __builtin_bswap64(v);
+}
+
+// keys [first, last) are sorted by their word word-1; runs that share it
+// are sorted by the next word, and so on, so that a tie costs one load of
+// the term's bytes per word instead of a memcmp per comparison.
+void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const {
+  for (KeyIndex* run = first; run != last;) {
+    KeyIndex* end = run + 1;
+    while (end != last && end->key == run->key) ++end;
+    if (end - run > 1) {  // at most one of them ends within these words
+      for (KeyIndex* k = run; k != end; ++k) {
+        if (k + 8 < end) {
+          const TermSlot& a = slots_[k[8].value];
+          if (a.len() > 8) __builtin_prefetch(unit(a.bytes));
+        }
+        k->key = word_key(slots_[k->value], word);
+      }
+      std::sort(run, end, [](const KeyIndex& x, const KeyIndex& y) { return x.key < y.key; });
+      sort_ties(run, end, word + 1);
+    }
+    run = end;
+  }
 }
 
 void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas,
@@ -269,16 +309,18 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   if (dictionary_order(sorted) != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
   std::vector<size_t> per_split(size_t{sf} + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
+  // Once counted into its split, a term's key becomes its first word,
+  // big-endian, by which each split is sorted (splits are consecutive
+  // ranges of the hash order, so the hash is not needed again).
   for (size_t i = 0; i < n; i++) {
+    if (i + 16 < n) __builtin_prefetch(&slots_[sorted[i + 16].value]);
     const uint32_t split = dict_split(sorted[i].key, sf);
+    const TermSlot& e = slots_[sorted[i].value];
     per_split[split + 1]++;
-    split_bytes[split] += slots_[sorted[i].value].len();
+    split_bytes[split] += e.len();
+    sorted[i].key = __builtin_bswap64(e.prefix);
   }
   for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
-  auto entry_of = [&](const KeyIndex& k) { return &slots_[k.value]; };
-  auto term_of = [&](const KeyIndex& k) {
-    return std::string_view(term_bytes(slots_[k.value]), slots_[k.value].len());
-  };
 
   size_t reserved = data_reserve(n, postings_);
   for (size_t s = 0; s < sf; s++)
@@ -293,7 +335,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
   auto len_of = [docs](uint64_t seq) { return docs ? docs->tokens_of(seq) : 0; };
   // A term's postings, in seq order, into term_seqs_ and term_tfs_.
-  auto gather = [&](const TermSlot* e) {
+  auto gather = [&](const Counts* e) {
     term_seqs_.clear();
     term_tfs_.clear();
     chain.clear();
@@ -306,7 +348,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
       const uint32_t* sq = seqs(c);
       for (uint32_t i = 0; i < c->fill; i++) {
         term_seqs_.push_back(base_seq + sq[i]);
-        term_tfs_.push_back(sq[depth_ + i]);
+        term_tfs_.push_back(sq[c->cap + i]);
       }
     }
     term_seqs_.push_back(base_seq + e->cur_seq);
@@ -317,17 +359,30 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     KeyIndex* const first = sorted + per_split[s];
     KeyIndex* const last = sorted + per_split[s + 1];
     const size_t count = static_cast<size_t>(last - first);
-    // The first word, big-endian, orders most terms without their bytes:
-    // a radix sort by it, then terms sharing it by their bytes.
-    for (KeyIndex* k = first; k != last; ++k) k->key = __builtin_bswap64(entry_of(*k)->prefix);
+    // The first word orders most terms without their bytes: a radix sort
+    // by it, then terms sharing it by their next words.
     radix_sort(first, count);
-    for (KeyIndex* run = first; run != last;) {
-      KeyIndex* end = run + 1;
-      while (end != last && end->key == run->key) ++end;
-      if (end - run > 1)
-        std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) { return term_of(x) < term_of(y); });
-      run = end;
+    sort_ties(first, last, 1);
+    // The split's slots are read once, in one loop that runs well ahead of
+    // its loads, into counts beside the keys; the keys keep the terms'
+    // bytes (their first word, or arena unit and length). The regions and
+    // the dictionary then read both in order.
+    radix_tmp_.reset(count * sizeof(Counts));
+    auto* const counts = reinterpret_cast<Counts*>(radix_tmp_.data());
+    for (size_t i = 0; i < count; i++) {
+      if (i + 32 < count) __builtin_prefetch(&slots_[first[i + 32].value]);
+      const TermSlot& e = slots_[first[i].value];
+      counts[i] = Counts{e.df, e.cur_seq, e.cur_tf, e.tail};
+      first[i].key = e.prefix;
+      first[i].value = uint64_t{e.bytes} << 8 | e.len();
     }
+    auto term_at = [&](size_t i) {
+      const size_t len = first[i].value & 0xff;
+      return std::string_view(len <= 8 ? reinterpret_cast<const char*>(&first[i].key)
+                                       : static_cast<const char*>(unit(static_cast<uint32_t>(
+                                             first[i].value >> 8))),
+                              len);
+    };
     const size_t groups = (count + kTermGroup - 1) / kTermGroup;
     // First the posting regions, group by group, noting each entry's code
     // and x.
@@ -336,22 +391,19 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     group_data_.resize(groups * 2);
     group_bytes_.resize(groups);
     dict_.reset(count, split_bytes[s]);
-    // Slots and TF arrays sit anywhere in the region: a steady stream of
-    // loads runs ahead, slots 32 terms ahead and TF arrays 16 ahead.
+    // TF arrays sit anywhere in the region: last arrays are loaded 16
+    // terms ahead, the arrays before them 8 ahead.
     auto prefetch = [&](size_t i) {
-      if (i + 32 < count) __builtin_prefetch(entry_of(first[i + 32]));
-      if (i + 16 < count) {
-        const TermSlot* e = entry_of(first[i + 16]);
-        if (e->tail) __builtin_prefetch(unit(e->tail));
+      if (i + 16 < count && counts[i + 16].tail) __builtin_prefetch(unit(counts[i + 16].tail));
+      if (i + 8 < count && counts[i + 8].tail) {
+        const uint32_t prev = chunk(counts[i + 8].tail)->prev;
+        if (prev) __builtin_prefetch(unit(prev));
       }
     };
-    for (size_t i = 0; i < std::min<size_t>(count, 32); i++) {
-      __builtin_prefetch(entry_of(first[i]));
-      if (i < 16 && entry_of(first[i])->tail) __builtin_prefetch(unit(entry_of(first[i])->tail));
-    }
+    for (size_t i = 0; i < std::min<size_t>(count, 16); i++)
+      if (counts[i].tail) __builtin_prefetch(unit(counts[i].tail));
     for (size_t g = 0; g < groups; g++) {
       const size_t g0 = g * kTermGroup;
-      const KeyIndex* const gk = first + g0;
       const size_t gn = std::min(kTermGroup, count - g0);
       group_data_[2 * g] = static_cast<uint64_t>(out - base);
       for (size_t j = 0; j < gn; j++) prefetch(g0 + j);
@@ -363,7 +415,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
           if (out != span) out = write_u32(out, crc32c(span, static_cast<size_t>(out - span)));
         }
         for (size_t j = 0; j < gn; j++) {
-          const TermSlot* e = entry_of(gk[j]);
+          const Counts* e = &counts[g0 + j];
           if (e->df == 1) {
             // Most terms of logs (ids, numbers) are in one document: that
             // posting sits in the entry, with no region in the data file.
@@ -390,12 +442,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     // Then the dictionary's notes and counts, in one loop that loads term
     // bytes well ahead.
     for (size_t i = 0; i < count; i++) {
-      if (i + 32 < count) __builtin_prefetch(entry_of(first[i + 32]));
-      if (i + 16 < count) {
-        const TermSlot* e = entry_of(first[i + 16]);
-        if (e->len() > 8) __builtin_prefetch(unit(e->bytes));
-      }
-      dict_.add(term_of(first[i]), i % kTermGroup == 0, entry_code_[i], entry_x_[i]);
+      if (i + 16 < count && (first[i + 16].value & 0xff) > 8)
+        __builtin_prefetch(unit(static_cast<uint32_t>(first[i + 16].value >> 8)));
+      dict_.add(term_at(i), i % kTermGroup == 0, entry_code_[i], entry_x_[i]);
     }
     OutBuffer& m = metas[s];
     m.reset(meta_reserve(count, split_bytes[s]));

@@ -20,13 +20,18 @@
 
 namespace scipis {
 
-// Completed postings of earlier documents: seq[depth] then tf[depth]
-// follow. A term keeps only its last array; each links back to the one
-// before (arena units, 0: none).
+// Completed postings of earlier documents: seq[cap] then tf[cap] follow.
+// A term keeps only its last array; each links back to the one before
+// (arena units, 0: none). A term's first array holds index_depth postings
+// and each next one twice its last, up to kMaxChunkCap: a frequent term's
+// chain stays a few links long, so a flush does not wait on hundreds of
+// dependent loads per term, while a rare term wastes no more than before.
 struct TfChunk {
   uint32_t prev;
-  uint32_t fill;
+  uint16_t fill;
+  uint16_t cap;
 };
+constexpr int kMaxChunkCap = 128;
 
 // A term and its append cache. Terms of up to 8 bytes are their first word
 // (token bytes are never NUL, so the zero padding is unambiguous); longer
@@ -188,8 +193,8 @@ class TfIdfIndex {
   }
   void* unit(uint32_t u) const { return arena_ + size_t{u} * kUnit; }
   TfChunk* chunk(uint32_t u) const { return static_cast<TfChunk*>(unit(u)); }
-  uint32_t* seqs(TfChunk* c) const { return reinterpret_cast<uint32_t*>(c + 1); }
-  const uint32_t* seqs(const TfChunk* c) const { return reinterpret_cast<const uint32_t*>(c + 1); }
+  static uint32_t* seqs(TfChunk* c) { return reinterpret_cast<uint32_t*>(c + 1); }
+  static const uint32_t* seqs(const TfChunk* c) { return reinterpret_cast<const uint32_t*>(c + 1); }
   uint32_t alloc(size_t bytes);
   TermSlot* lookup(const TermKey& k, uint32_t tag);
   void start_document(TermSlot* e, uint32_t rel, uint32_t count);
@@ -199,17 +204,24 @@ class TfIdfIndex {
     uint64_t key;
     uint64_t value;
   };
+  // A term's counts, read from its slot for the flush.
+  struct Counts {
+    uint32_t df, cur_seq, cur_tf, tail;
+  };
+  static_assert(sizeof(Counts) == 16, "a split's counts fit the radix scratch");
   // Fills keys with every term in dictionary order; returns their number.
   size_t dictionary_order(KeyIndex* keys) const;
   // Sorts n keys by key, stably.
   void radix_sort(KeyIndex* keys, size_t n) const;
+  uint64_t word_key(const TermSlot& e, size_t word) const;
+  void sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const;
 
   static constexpr size_t kUnit = 8;  // arena offsets count 8-byte units
 
   uint64_t budget_;
   int depth_;
   DistinctTerms* sketch_;
-  size_t chunk_bytes_;  // of one TF array with its header
+  uint16_t max_cap_;  // of a TF array: the larger of depth and kMaxChunkCap
   // The region: the table, then the arena up to region_bytes_.
   char* region_ = nullptr;
   size_t region_bytes_ = 0;
@@ -238,7 +250,8 @@ class TfIdfIndex {
   // noted while its postings are written, then coded by dict_.
   mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_, group_data_,
       group_bytes_;
-  mutable std::vector<KeyIndex, mem::Accounted<KeyIndex>> radix_tmp_;
+  // The radix sort's copy of the keys, then a split's counts.
+  mutable OutBuffer radix_tmp_;
   mutable DictEncoder dict_;
 };
 
