@@ -190,8 +190,15 @@ int main(int argc, char **argv) {
         return v[used[b]++];
     };
 
-    std::fprintf(stderr, "pick_queries: %zu files, %u with tokens, %zu sampled terms, %zu df buckets\n",
-                 g_files.size(), n_docs, stats.size(), nonempty.size());
+    // The df that the top 1% of the sampled terms reach, for splitting
+    // latency into frequent terms and the rest.
+    std::vector<uint32_t> dfs;
+    for (auto &kv : stats) dfs.push_back(kv.second.df);
+    std::sort(dfs.begin(), dfs.end());
+    const uint32_t top1 = dfs[dfs.size() - 1 - dfs.size() / 100];
+    std::fprintf(stderr,
+                 "pick_queries: %zu files, %u with tokens, %zu sampled terms, %zu df buckets, top 1%% df >= %u\n",
+                 g_files.size(), n_docs, stats.size(), nonempty.size(), top1);
     std::printf("id\tkind\tquery\tdfs\tN\n");
     int id = 1;
     for (int i = 0; i < n_single; i++) {

@@ -43,16 +43,35 @@ void round_trip(const std::vector<uint64_t>& seqs, const std::vector<uint32_t>& 
     r.decode(b, s, t);
     uint32_t max_tf = 0;
     uint64_t min_len = UINT64_MAX;
+    // The block's best tf / length: no posting's is larger, one's is equal
+    // (fractions compared exactly, cross-multiplied).
+    bool attained = false;
+    auto cmp = [&](uint64_t tf, uint64_t len) {
+      const unsigned __int128 a = static_cast<unsigned __int128>(tf) * k.best_len,
+                              b = static_cast<unsigned __int128>(k.best_tf) * len;
+      return a < b ? -1 : a > b ? 1 : 0;
+    };
     for (uint32_t i = 0; i < k.count; i++, at++) {
       ASSERT_EQ(s[i], seqs[at]) << what << " posting " << at;
       ASSERT_EQ(t[i], tfs[at]) << what << " posting " << at;
       max_tf = std::max(max_tf, t[i]);
-      min_len = std::min(min_len, lens[at] ? std::max<uint64_t>(lens[at], tfs[at]) : 0);
+      const uint64_t len = lens[at] ? std::max<uint64_t>(lens[at], tfs[at]) : 0;
+      min_len = std::min(min_len, len);
+      if (len && k.best_len) {
+        EXPECT_LE(cmp(tfs[at], len), 0) << what << " posting " << at;
+        attained |= cmp(tfs[at], len) == 0;
+      }
     }
     EXPECT_EQ(k.last_seq, s[k.count - 1]) << what;
     EXPECT_EQ(k.max_tf, max_tf) << what;
     // A small region's bounds are its largest tf alone.
     EXPECT_EQ(k.min_len, small ? 0 : min_len) << what;
+    if (small || min_len == 0) {
+      EXPECT_EQ(k.best_tf, 0u) << what;
+      EXPECT_EQ(k.best_len, 0u) << what;
+    } else {
+      EXPECT_TRUE(attained) << what;
+    }
   }
   EXPECT_EQ(at, seqs.size()) << what;
 }
@@ -159,6 +178,38 @@ TEST(PostingsCodec, SmallRegionGarbageStaysInBounds) {
       }
       ASSERT_EQ(r.blocks()[0].last_seq, s[df - 1]);
     } catch (const std::exception&) {
+    }
+  }
+}
+
+// Bit packing at every width, for counts around the word loads' reach:
+// each input is exactly its packed bytes in a buffer of its own (an
+// overread is an ASan error), then with bytes after it that must be left.
+TEST(PostingsCodec, BitPackingRoundTripsAtEveryWidth) {
+  std::mt19937_64 rng(5);
+  for (unsigned w = 0; w <= 64; w++) {
+    for (size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 63, 64, 65, 127, 128}) {
+      std::vector<uint64_t> v(n);
+      const uint64_t mask = w == 64 ? UINT64_MAX : (uint64_t{1} << w) - 1;
+      for (auto& x : v) x = rng() & mask;
+      if (n) v[0] = mask;  // the widest value
+      const size_t bytes = scipis::packed_bytes(n, w);
+      for (size_t slack : {0, 5}) {
+        std::vector<char> buf(bytes + slack, '\x5a');
+        char* end = scipis::pack_bits(buf.data(), v.data(), n, w);
+        ASSERT_EQ(static_cast<size_t>(end - buf.data()), bytes) << "w " << w << " n " << n;
+        std::vector<uint64_t> got(n + 1, 7);
+        const char* in = buf.data();
+        ASSERT_TRUE(scipis::unpack_bits(in, buf.data() + buf.size(), got.data(), n, w));
+        EXPECT_EQ(static_cast<size_t>(in - buf.data()), bytes) << "w " << w << " n " << n;
+        EXPECT_EQ(got.back(), 7u) << "wrote past n";
+        got.pop_back();
+        EXPECT_EQ(got, v) << "w " << w << " n " << n << " slack " << slack;
+        if (bytes) {
+          in = buf.data();
+          EXPECT_FALSE(scipis::unpack_bits(in, buf.data() + bytes - 1, got.data(), n, w));
+        }
+      }
     }
   }
 }

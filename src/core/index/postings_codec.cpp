@@ -1,5 +1,6 @@
 #include "index/postings_codec.h"
 
+#include "util/bytes.h"
 #include "util/error.h"
 
 namespace scipis {
@@ -10,9 +11,9 @@ size_t packed_bytes(size_t n, unsigned w) { return (n * w + 7) / 8; }
 
 size_t max_region_bytes(size_t n) {
   const size_t nb = (n + kBlockPostings - 1) / kBlockPostings;
-  // df; per block four varints (10 + 3 + 5 + 10), width bytes, a crc;
-  // gaps and tfs at most 64 and 32 bits each; the header's crc.
-  return 10 + nb * (28 + 2 + 4) + n * (8 + 4) + 4;
+  // df; per block six varints (10 + 3 + 5 + 10 + 5 + 10), width bytes, a
+  // crc; gaps and tfs at most 64 and 32 bits each; the header's crc.
+  return 10 + nb * (43 + 2 + 4) + n * (8 + 4) + 4;
 }
 
 char* pack_bits(char* out, const uint64_t* v, size_t n, unsigned w) {
@@ -32,17 +33,11 @@ char* pack_bits(char* out, const uint64_t* v, size_t n, unsigned w) {
   return out;
 }
 
-bool unpack_bits(const char*& in, const char* end, uint64_t* v, size_t n, unsigned w) {
-  if (w == 0) {
-    for (size_t i = 0; i < n; i++) v[i] = 0;
-    return true;
-  }
-  if (w > 64 || static_cast<size_t>(end - in) < packed_bytes(n, w)) return false;
-  const auto* p = reinterpret_cast<const unsigned char*>(in);
-  const uint64_t mask = w == 64 ? UINT64_MAX : (uint64_t{1} << w) - 1;
-  unsigned __int128 acc = 0;
-  unsigned have = 0;
-  for (size_t i = 0; i < n; i++) {
+namespace {
+// Values i.. of n from p on, byte by byte; acc holds have bits already read.
+bool finish_unpack(const unsigned char* p, const char*& in, uint64_t* v, size_t i, size_t n, unsigned w,
+                   uint64_t mask, unsigned __int128 acc, unsigned have) {
+  for (; i < n; i++) {
     while (have < w) {
       acc |= static_cast<unsigned __int128>(*p++) << have;
       have += 8;
@@ -54,6 +49,34 @@ bool unpack_bits(const char*& in, const char* end, uint64_t* v, size_t n, unsign
   in = reinterpret_cast<const char*>(p);
   return true;
 }
+}  // namespace
+
+bool unpack_bits(const char*& in, const char* end, uint64_t* v, size_t n, unsigned w) {
+  if (w == 0) {
+    for (size_t i = 0; i < n; i++) v[i] = 0;
+    return true;
+  }
+  if (w > 64 || static_cast<size_t>(end - in) < packed_bytes(n, w)) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(in);
+  const uint64_t mask = w == 64 ? UINT64_MAX : (uint64_t{1} << w) - 1;
+  size_t i = 0;
+  if (w <= 56) {
+    // A word load per value while eight bytes from the value's first byte
+    // lie inside the input; the bytes loop below finishes the rest.
+    const size_t avail = static_cast<size_t>(end - in);
+    size_t bit = 0;
+    for (; i < n && bit / 8 + 8 <= avail; i++, bit += w) v[i] = (load_u64(in + bit / 8) >> (bit % 8)) & mask;
+    p += bit / 8;
+    if (bit % 8) {
+      // Resume mid-byte: the byte's bits already used are dropped.
+      unsigned __int128 acc = *p++ >> (bit % 8);
+      unsigned have = 8 - static_cast<unsigned>(bit % 8);
+      return finish_unpack(p, in, v, i, n, w, mask, acc, have);
+    }
+  }
+  return finish_unpack(p, in, v, i, n, w, mask, 0, 0);
+}
+
 
 char* write_small_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t n,
                          uint64_t base) {
@@ -118,9 +141,9 @@ RegionReader::RegionReader(const std::string& path, std::string_view region, uin
   Cursor c(region.data(), region.size());
   const uint64_t n = c.varint();
   if (n != expect_df) fail_corrupt(path, "posting count disagrees with the dictionary");
-  // A block takes at least 6 bytes (skip entry and widths), even when its
+  // A block takes at least 8 bytes (skip entry and widths), even when its
   // gaps and tfs take no bits at all.
-  if (n / kBlockPostings > region.size() / 6) fail_corrupt(path, "bad posting count");
+  if (n / kBlockPostings > region.size() / 8) fail_corrupt(path, "bad posting count");
   const size_t nb = static_cast<size_t>((n + kBlockPostings - 1) / kBlockPostings);
   blocks_.resize(nb);
   uint64_t last = base;
@@ -130,9 +153,14 @@ RegionReader::RegionReader(const std::string& path, std::string_view region, uin
     k.bytes = static_cast<size_t>(c.varint());
     const uint64_t max_tf = c.varint();
     k.min_len = c.varint();
+    k.best_tf = c.varint();
+    k.best_len = c.varint();
     k.count = static_cast<uint32_t>(b + 1 < nb ? kBlockPostings : n - b * kBlockPostings);
     // Each block holds count distinct documents after the last one.
-    if (!c.ok() || max_tf == 0 || max_tf > UINT32_MAX || gap >= seq_limit ||
+    const bool best_ok = k.min_len ? k.best_tf >= 1 && k.best_tf <= max_tf && k.best_len >= k.min_len &&
+                                         k.best_len >= k.best_tf
+                                   : k.best_tf == 0 && k.best_len == 0;
+    if (!c.ok() || !best_ok || max_tf == 0 || max_tf > UINT32_MAX || gap >= seq_limit ||
         (b && gap < k.count) || (!b && gap + 1 < k.count) || k.bytes > region.size())
       fail_corrupt(path, "bad posting skip entry");
     if (gap >= seq_limit - std::min(last, seq_limit)) fail_corrupt(path, "posting names an unknown document");

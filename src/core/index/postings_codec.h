@@ -1,8 +1,9 @@
-// Format 4 posting lists: a term's postings (of two or more documents) in
+// Format 6 posting lists: a term's postings (of two or more documents) in
 // blocks of kBlockPostings, each bit-packed (document gaps, then tf - 1,
 // each at the width its largest value needs), behind a skip list that
 // gives every block its last document, its size and its score bounds (the
-// largest tf and the smallest document length in it), so that a query can
+// largest tf, the smallest document length and the largest tf / length
+// in it), so that a query can
 // pass over a block without reading it and skip one that cannot reach the
 // top k.
 //
@@ -11,7 +12,9 @@
 // A region of more than kSmallRegion postings: varint df, then per block:
 // varint last_seq gap (from the previous block's last, the first from
 // base), varint payload bytes, varint max_tf, varint min_len (0: not
-// known), then u32 crc32c of all that; then the payloads, each u8 gap
+// known), varint best_tf and best_len (the posting whose tf / length is
+// the block's largest; both 0 when min_len is), then u32 crc32c of all
+// that; then the payloads, each u8 gap
 // width, u8 tf width, gaps (the first from the previous block's last + 1,
 // or from base), tf - 1, and its u32 crc32c.
 //
@@ -53,6 +56,10 @@ struct BlockInfo {
   size_t offset;     // of the payload in the region
   size_t bytes;      // with its crc, if it has one
   uint32_t count;
+  // The largest tf / length of the block's postings (0/0 when min_len is
+  // 0, and for a small region): TF-IDF's exact block maximum, and with
+  // max_tf and min_len a tighter bound for BM25.
+  uint64_t best_tf = 0, best_len = 0;
 };
 
 // A region's skip list, parsed and checked against its crc; blocks are

@@ -21,14 +21,23 @@ char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t 
   for (size_t b = 0; b < nb; b++) {
     const size_t lo = b * kBlockPostings, hi = std::min(n, lo + kBlockPostings);
     uint64_t max_gap = 0, max_tf = 0, min_len = UINT64_MAX;
+    // The posting of the largest tf / length (the first of equals).
+    uint64_t best_tf = 0, best_len = 1;
     uint64_t next = b ? prev_last + 1 : base;
     for (size_t i = lo; i < hi; i++) {
       max_gap = std::max(max_gap, seqs[i] - next);
       next = seqs[i] + 1;
       max_tf = std::max<uint64_t>(max_tf, tfs[i]);
       const uint64_t len = len_of(seqs[i]);
-      min_len = std::min(min_len, len ? std::max<uint64_t>(len, tfs[i]) : 0);
+      const uint64_t bound_len = len ? std::max<uint64_t>(len, tfs[i]) : 0;
+      min_len = std::min(min_len, bound_len);
+      if (bound_len && static_cast<unsigned __int128>(tfs[i]) * best_len >
+                           static_cast<unsigned __int128>(best_tf) * bound_len) {
+        best_tf = tfs[i];
+        best_len = bound_len;
+      }
     }
+    if (min_len == 0) best_tf = best_len = 0;
     const size_t count = hi - lo;
     const size_t payload = 2 + packed_bytes(count, bit_width(max_gap)) +
                            packed_bytes(count, bit_width(max_tf - 1)) + 4;
@@ -36,6 +45,8 @@ char* write_region(char* out, const uint64_t* seqs, const uint32_t* tfs, size_t 
     out = write_varint(out, payload);
     out = write_varint(out, max_tf);
     out = write_varint(out, min_len);
+    out = write_varint(out, best_tf);
+    out = write_varint(out, best_len);
     prev_last = seqs[hi - 1];
   }
   out = write_u32(out, crc32c(start, static_cast<size_t>(out - start)));

@@ -47,7 +47,7 @@ namespace scipis {
 // 5: dictionary in byte order, groups of 16 front-coded and Huffman
 //    coded field by field; small posting regions without skip entries,
 //    one crc per group; seqs from the flush's base.
-constexpr uint32_t kFormatVersion = 5;
+constexpr uint32_t kFormatVersion = 6;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
 constexpr size_t kFileBlock = 64;

@@ -52,8 +52,8 @@ Capacity capacity_for(uint64_t budget, int depth) {
 }
 size_t data_reserve(size_t terms, size_t postings) {
   // max_region_bytes summed over the terms: each term's blocks round up
-  // by one (34 bytes of skip entry and crc), its df and crc take 14.
-  return kHeaderSize + terms * (14 + 34) + postings * (8 + 4) + postings / kBlockPostings * 34;
+  // by one (49 bytes of skip entry, widths and crc), its df and crc take 14.
+  return kHeaderSize + terms * (14 + 49) + postings * (8 + 4) + postings / kBlockPostings * 49;
 }
 size_t meta_reserve(size_t terms, size_t term_bytes) {
   // Base, first data offset, table length, code tables; per group its

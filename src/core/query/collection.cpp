@@ -120,6 +120,7 @@ IndexerState& Collection::indexer(uint32_t i) {
   if (st.loaded) return st;
   std::vector<const DocInfo*> docs;
   std::vector<std::string_view> paths;
+  std::vector<double> lens;
   for (SegmentState* s : st.segs) {
     const FileData& fd = files(*s);
     for (size_t k = 0; k < fd.docs.size(); k++) {
@@ -128,10 +129,12 @@ IndexerState& Collection::indexer(uint32_t i) {
                      "document numbers are not consecutive");
       docs.push_back(&fd.docs[k]);
       paths.push_back(fd.paths[k]);
+      lens.push_back(static_cast<double>(fd.docs[k].tokens));
     }
   }
   st.docs = std::move(docs);
   st.paths = std::move(paths);
+  st.lens = std::move(lens);
   st.loaded = true;
   return st;
 }

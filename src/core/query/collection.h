@@ -29,6 +29,9 @@ struct IndexerState {
   bool loaded = false;
   std::vector<const DocInfo*> docs;  // by seq
   std::vector<std::string_view> paths;
+  // Each document's token count as the formulas take it, by seq: scoring
+  // reads one dense array, not a record per posting.
+  std::vector<double> lens;
 };
 
 class Collection {

@@ -40,6 +40,18 @@ struct Scorer {
     if (ranking == SCIPIS_BM25) return qf * idf * tf / (tf + 1.2 * (1.0 - 0.75 + 0.75 * len / avgdl));
     return qf * std::sqrt(tf) * idf / std::sqrt(len);
   }
+  // The most a posting of the block can score. TF-IDF grows with tf /
+  // length alone: the block's best posting scores its maximum. BM25 grows
+  // with tf and falls with length; a posting of length l has tf at most
+  // min(max_tf, l * best ratio), which scores most at l = max_tf / ratio,
+  // or at min_len when that is longer.
+  double bound(const BlockInfo& b) const {
+    if (!b.min_len || !b.best_tf) return kInf;
+    if (ranking != SCIPIS_BM25) return (*this)(static_cast<double>(b.best_tf), static_cast<double>(b.best_len));
+    const double at = static_cast<double>(b.max_tf) * static_cast<double>(b.best_len) /
+                      static_cast<double>(b.best_tf);
+    return (*this)(static_cast<double>(b.max_tf), std::max(static_cast<double>(b.min_len), at));
+  }
 };
 
 // A term's blocks over an indexer's segments, and the block decoded last.
@@ -179,10 +191,9 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         if (partial) {
           blk.bound = kInf;
         } else if (!blk.reader) {
-          blk.bound = score_of[t](blk.tf, static_cast<double>(ix.docs[blk.seq]->tokens));
+          blk.bound = score_of[t](blk.tf, ix.lens[blk.seq]);
         } else {
-          const BlockInfo& bi = blk.reader->blocks()[blk.index];
-          blk.bound = bi.min_len ? score_of[t](bi.max_tf, static_cast<double>(bi.min_len)) : kInf;
+          blk.bound = score_of[t].bound(blk.reader->blocks()[blk.index]);
         }
       }
     }
@@ -231,7 +242,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           for (size_t t = 0; t < nt; t++)
             if (pos[t] < win[t].size()) seq = std::min(seq, win[t][pos[t]].seq);
           if (seq == UINT64_MAX) break;
-          const double len = static_cast<double>(ix.docs[seq]->tokens);
+          const double len = ix.lens[seq];
           double score = 0;
           size_t matched = 0;
           for (size_t t = 0; t < nt; t++) {
@@ -242,6 +253,8 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
             }
           }
           if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
+          // Below the k-th score: no path is needed to know it stays out.
+          if (heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
           Ranked r{score, ix.paths[seq], i, seq};
           if (heap.size() < static_cast<size_t>(k)) {
             heap.push(r);
