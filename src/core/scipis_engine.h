@@ -145,6 +145,12 @@ typedef struct scipis_doc
 	uint64_t	size;
 	int64_t		mtime_ns;		/* since the Unix epoch */
 	uint64_t	tokens;
+	/* The rest of what fstat said when the file was opened. */
+	int64_t		ctime_ns;		/* since the Unix epoch */
+	uint64_t	inode;
+	uint32_t	uid;
+	uint32_t	gid;
+	uint32_t	mode;			/* st_mode, file type bits included */
 	double		score;
 } scipis_doc;
 

@@ -242,20 +242,31 @@ scipis_search_sql(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* Emits (collection, path, size, mtime, tokens) rows. */
+/*
+ * Emits (collection, path, size, mtime, tokens, ctime, uid, gid, mode,
+ * inode) rows. An inode past 2^63 - 1 shows as bigint's two's complement
+ * (as int64_t holds it): PostgreSQL has no unsigned 64-bit type, and this
+ * keeps equal inodes equal.
+ */
 static void
 put_file_rows(ReturnSetInfo *rsinfo, const char *collection, scipis_docs *docs)
 {
 	for (size_t i = 0; i < docs->n; i++)
 	{
-		Datum		values[5];
-		bool		nulls[5] = {0};
+		const scipis_doc *d = &docs->docs[i];
+		Datum		values[10];
+		bool		nulls[10] = {0};
 
 		values[0] = CStringGetTextDatum(collection);
-		values[1] = PointerGetDatum(scipis_path_text(docs->docs[i].path, docs->docs[i].path_len));
-		values[2] = Int64GetDatum((int64) docs->docs[i].size);
-		values[3] = TimestampTzGetDatum(scipis_timestamp(docs->docs[i].mtime_ns));
-		values[4] = Int64GetDatum((int64) docs->docs[i].tokens);
+		values[1] = PointerGetDatum(scipis_path_text(d->path, d->path_len));
+		values[2] = Int64GetDatum((int64) d->size);
+		values[3] = TimestampTzGetDatum(scipis_timestamp(d->mtime_ns));
+		values[4] = Int64GetDatum((int64) d->tokens);
+		values[5] = TimestampTzGetDatum(scipis_timestamp(d->ctime_ns));
+		values[6] = Int64GetDatum((int64) d->uid);
+		values[7] = Int64GetDatum((int64) d->gid);
+		values[8] = Int32GetDatum((int32) d->mode);
+		values[9] = Int64GetDatum((int64) d->inode);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

@@ -43,18 +43,21 @@ AS 'MODULE_PATHNAME', 'scipis_search_sql'
 LANGUAGE C VOLATILE ROWS 10;
 
 CREATE FUNCTION scipis_lookup(path text)
-RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint)
+RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint,
+    ctime timestamptz, uid bigint, gid bigint, mode integer, inode bigint)
 AS 'MODULE_PATHNAME', 'scipis_lookup_sql'
 LANGUAGE C VOLATILE ROWS 1;
 
 -- Exact bytes, for paths that are not valid in the database encoding.
 CREATE FUNCTION scipis_lookup(path bytea)
-RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint)
+RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint,
+    ctime timestamptz, uid bigint, gid bigint, mode integer, inode bigint)
 AS 'MODULE_PATHNAME', 'scipis_lookup_sql'
 LANGUAGE C VOLATILE ROWS 1;
 
 CREATE FUNCTION scipis_list_files()
-RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint)
+RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint,
+    ctime timestamptz, uid bigint, gid bigint, mode integer, inode bigint)
 AS 'MODULE_PATHNAME', 'scipis_files_sql'
 LANGUAGE C VOLATILE;
 

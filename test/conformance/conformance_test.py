@@ -476,17 +476,34 @@ def check_index_row(res, coll, row):
         res.ok()
 
 
+def stat_fields(path):
+    """What scipis_files should say of a file besides size and tokens, from
+    os.stat: mtime and ctime in microseconds (truncated toward zero, as
+    the ns values are), uid, gid, st_mode, inode (as a signed 64-bit)."""
+    st = os.stat(path)
+
+    def us(ns):
+        return ns // 1000 if ns >= 0 else -((-ns) // 1000)
+    ino = st.st_ino - (1 << 64) if st.st_ino >= (1 << 63) else st.st_ino
+    return (us(st.st_mtime_ns), us(st.st_ctime_ns), st.st_uid, st.st_gid, st.st_mode, ino)
+
+
 def check_files(res, coll, rows):
-    """rows: [(path, size, tokens)] from scipis_files for this collection."""
+    """rows: [(path, size, tokens, mtime_us, ctime_us, uid, gid, mode,
+    inode)] from scipis_files for this collection."""
     corp = coll.corp
     problems = []
     seen = {}
-    for path, size, tokens in rows:
+    for path, size, tokens, *attrs in rows:
         if not path.startswith("/"):
             path = coll.root + "/" + path
         if path in seen:
             problems.append("%s listed twice" % path)
         seen[path] = (size, tokens)
+        want = stat_fields(path)
+        if tuple(int(a) for a in attrs) != want:
+            problems.append("%s: mtime, ctime, uid, gid, mode, inode %s, os.stat %s" %
+                            (path, tuple(attrs), want))
     for d in corp.docs:
         if d.path not in seen:
             if d.length > 0:
@@ -599,7 +616,10 @@ def main():
                              (qid, q.sql_call(c.name), qid))
                 assert "\n" not in lines[-1] and "\r" not in lines[-1]
                 jobs[len(lines)] = (c, q, qid)
-        lines.append("SELECT -1, collection, path, size, tokens FROM scipis_files "
+        lines.append("SELECT -1, collection, path, size, tokens, "
+                     "(EXTRACT(EPOCH FROM mtime) * 1000000)::bigint, "
+                     "(EXTRACT(EPOCH FROM ctime) * 1000000)::bigint, uid, gid, mode, inode "
+                     "FROM scipis_files "
                      "WHERE collection IN (%s);" %
                      ", ".join(sql_str(c.name) for c in live) if live else "SELECT 1 WHERE false;")
         log("running %d searches" % len(jobs))
@@ -622,7 +642,7 @@ def main():
                 continue
             i = int(r[0])
             if i == -1:
-                files.setdefault(r[1], []).append((r[2], r[3], r[4]))
+                files.setdefault(r[1], []).append(tuple(r[2:]))
             elif r[2] == "":
                 ended.add(i)
             else:

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <limits>
@@ -38,6 +41,11 @@ struct Rec {
   std::string path;
 };
 
+DocInfo doc(uint64_t seq, uint64_t size, int64_t mtime, uint64_t tokens, int64_t ctime = 0,
+            uint64_t ino = 0, uint32_t uid = 0, uint32_t gid = 0, uint32_t mode = 0) {
+  return DocInfo{seq, size, mtime, tokens, ctime, ino, uid, gid, mode};
+}
+
 std::string serialise(const std::vector<Rec>& recs) {
   scipis::PathIndex pi(uint64_t{1} << 30);
   for (const Rec& r : recs) pi.add(r.d, r.path);
@@ -58,6 +66,11 @@ void expect_round_trip(const std::vector<Rec>& recs) {
     EXPECT_EQ(fd.docs[i].size, recs[i].d.size) << i;
     EXPECT_EQ(fd.docs[i].mtime_ns, recs[i].d.mtime_ns) << i;
     EXPECT_EQ(fd.docs[i].tokens, recs[i].d.tokens) << i;
+    EXPECT_EQ(fd.docs[i].ctime_ns, recs[i].d.ctime_ns) << i;
+    EXPECT_EQ(fd.docs[i].ino, recs[i].d.ino) << i;
+    EXPECT_EQ(fd.docs[i].uid, recs[i].d.uid) << i;
+    EXPECT_EQ(fd.docs[i].gid, recs[i].d.gid) << i;
+    EXPECT_EQ(fd.docs[i].mode, recs[i].d.mode) << i;
     EXPECT_EQ(fd.paths[i], recs[i].path) << i;
   }
 }
@@ -66,8 +79,9 @@ void expect_round_trip(const std::vector<Rec>& recs) {
 std::vector<Rec> plain(size_t n, uint64_t first = 0) {
   std::vector<Rec> v;
   for (size_t i = 0; i < n; i++)
-    v.push_back({{first + i, 1000 + i * 37, 1700000000000000000 + static_cast<int64_t>(i) * 999,
-                  i * 11},
+    v.push_back({doc(first + i, 1000 + i * 37, 1700000000000000000 + static_cast<int64_t>(i) * 999,
+                     i * 11, 1700000000000000000 + static_cast<int64_t>(i) * 1001, 5000000 + i * 3,
+                     1000 + static_cast<uint32_t>(i % 3), 100, 0100644 | static_cast<uint32_t>(i % 2) << 7),
                  "/data/logs/run" + std::to_string(i / 10) + "/part" + std::to_string(i) + ".log"});
   return v;
 }
@@ -168,11 +182,9 @@ TEST(FileData, ExtremeValues) {
   const int64_t mtimes[] = {0, -1, kI64Min, kI64Max, kI64Min + 1, kI64Max - 1, -1000000000, 1};
   std::vector<Rec> v;
   for (size_t i = 0; i < 200; i++) {
-    DocInfo d;
-    d.seq = i;
-    d.size = sizes[i % 5];
-    d.mtime_ns = mtimes[(i * 3) % 8];
-    d.tokens = sizes[(i + 2) % 5];
+    const uint32_t ids[] = {0, 1, UINT32_MAX, UINT32_MAX - 1, 1u << 31, 1000};
+    DocInfo d = doc(i, sizes[i % 5], mtimes[(i * 3) % 8], sizes[(i + 2) % 5], mtimes[(i * 5 + 1) % 8],
+                    sizes[(i + 3) % 5], ids[i % 6], ids[(i + 2) % 6], ids[(i * 7) % 6]);
     v.push_back({d, "/x/" + std::to_string(i)});
   }
   expect_round_trip(v);
@@ -183,9 +195,11 @@ TEST(FileData, ExtremeValues) {
     v[i].d.seq = i % 2 ? kU64Max - i : i * 1000;
   }
   expect_round_trip(v);
-  std::vector<Rec> one = {{{kU64Max, kU64Max, kI64Min, kU64Max}, "/z"}};
+  std::vector<Rec> one = {{doc(kU64Max, kU64Max, kI64Min, kU64Max, kI64Max, kU64Max, UINT32_MAX,
+                               UINT32_MAX, UINT32_MAX),
+                           "/z"}};
   expect_round_trip(one);
-  one[0].d = {0, 0, kI64Max, 0};
+  one[0].d = doc(0, 0, kI64Max, 0, kI64Min, 0, 0, 0, 0);
   expect_round_trip(one);
 }
 
@@ -194,7 +208,10 @@ TEST(FileData, RandomRecords) {
   std::vector<Rec> v;
   std::string path = "/r";
   for (size_t i = 0; i < 3000; i++) {
-    DocInfo d{i, rng() >> (rng() % 64), static_cast<int64_t>(rng()) >> (rng() % 64), rng() >> (rng() % 64)};
+    DocInfo d = doc(i, rng() >> (rng() % 64), static_cast<int64_t>(rng()) >> (rng() % 64),
+                    rng() >> (rng() % 64), static_cast<int64_t>(rng()) >> (rng() % 64),
+                    rng() >> (rng() % 64), static_cast<uint32_t>(rng() >> (rng() % 64)),
+                    static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng() >> 40));
     path.resize(rng() % (path.size() + 1));
     for (size_t k = rng() % 20; k > 0; k--) path.push_back(static_cast<char>(rng()));
     v.push_back({d, path});
@@ -203,10 +220,11 @@ TEST(FileData, RandomRecords) {
 }
 
 TEST(FileData, SmallerThanFixedRecords) {
-  // The old layout took 36 bytes and the whole path per record.
+  // Fixed fields (six of 64 bits, three of 32: 60 bytes) and the whole
+  // path per record.
   const std::vector<Rec> v = plain(1000);
   size_t fixed = kHeaderSize;
-  for (const Rec& r : v) fixed += 36 + r.path.size();
+  for (const Rec& r : v) fixed += 60 + r.path.size();
   const size_t now = serialise(v).size();
   EXPECT_LT(now * 3, fixed) << now << " bytes against " << fixed;
 }
@@ -307,9 +325,18 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
     scipis::put_u32(blk, scipis::crc32c(blk.data(), blk.size()));
     return d + blk;
   };
-  auto record = [](uint64_t shared, uint64_t suffix, const std::string& bytes) {
+  // seq, size, mtime, tokens, ctime - mtime, inode, uid, gid, mode.
+  auto fields = [](uint64_t uid = 5, uint64_t gid = 5, uint64_t mode = 5) {
     std::string r;
-    for (int i = 0; i < 4; i++) scipis::put_varint(r, 5);
+    for (int i = 0; i < 6; i++) scipis::put_varint(r, 5);
+    scipis::put_varint(r, uid);
+    scipis::put_varint(r, gid);
+    scipis::put_varint(r, mode);
+    return r;
+  };
+  auto record = [&](uint64_t shared, uint64_t suffix, const std::string& bytes,
+                    const std::string& head = "") {
+    std::string r = head.empty() ? fields() : head;
     scipis::put_varint(r, shared);
     scipis::put_varint(r, suffix);
     return r + bytes;
@@ -327,19 +354,32 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
   expect_corrupt(one(record(1, 3, "/ab")), "a prefix shared with no path");
   expect_corrupt(one(record(0, 2, "/ab")), "a byte after the record");
   expect_corrupt(one(record(0, 3, "/ab") + "\x80"), "a varint cut short after the record");
-  expect_corrupt(one(std::string(5, '\x05') + "\x80"), "a varint cut short");
+  expect_corrupt(one(std::string(10, '\x05') + "\x80"), "a varint cut short");
+  // 32-bit fields past 32 bits.
+  expect_corrupt(one(record(0, 3, "/ab", fields(uint64_t{1} << 32))), "a uid past 32 bits");
+  expect_corrupt(one(record(0, 3, "/ab", fields(5, kU64Max))), "a gid past 32 bits");
+  expect_corrupt(one(record(0, 3, "/ab", fields(5, 5, uint64_t{1} << 40))), "a mode past 32 bits");
+  {
+    FileData fd;
+    fd.bytes = one(record(0, 3, "/ab", fields(UINT32_MAX, 0, UINT32_MAX)));
+    FileData::load(kPath, fd);
+    EXPECT_EQ(fd.docs[0].uid, UINT32_MAX);
+    EXPECT_EQ(fd.docs[0].mode, UINT32_MAX);
+  }
   expect_corrupt(one(std::string(11, '\xff') + record(0, 3, "/ab")), "an 11-byte varint");
   expect_corrupt(one(""), "an empty block");
 
   // A prefix longer than the previous path, with valid checksums.
-  const std::vector<Rec> two = {{{0, 1, 1, 1}, "/a"}, {{1, 1, 1, 1}, "/b"}};
+  const std::vector<Rec> two = {{doc(0, 1, 1, 1), "/a"}, {doc(1, 1, 1, 1), "/b"}};
   std::string d = serialise(two);
   const size_t start = block_start(d, 0);
   // The second record's shared length (1) sits right after its fields.
   std::string blk = d.substr(start, d.size() - 4 - start);
-  const size_t second = 6 + 2;  // 6 one-byte varints and "/a"
-  ASSERT_EQ(blk[second + 4], 1);
-  blk[second + 4] = 3;
+  // The first record: 11 one-byte varints and "/a"; the second's shared
+  // length follows its 9 field varints.
+  const size_t second = 11 + 2;
+  ASSERT_EQ(blk[second + 9], 1);
+  blk[second + 9] = 3;
   d = d.substr(0, start) + blk + "0000";
   resign_block(d, start, d.size());
   expect_corrupt(d, "a prefix longer than the previous path");
@@ -388,5 +428,59 @@ TEST(FileDataDamage, SearchReportsEachBlock) {
     EXPECT_TRUE(hits.empty());
     testutil::rm_rf(dir);
   }
+  testutil::rm_rf(root);
+}
+
+// Through a collection: every file's record holds what stat(2) says of it
+// (the oracle), for small files read in packs and a large one read in
+// blocks, with other modes, owners (when the test may chown) and times.
+TEST(FileData, RecordsHoldEachFilesStat) {
+  const std::string root = testutil::scratch_dir();
+  std::vector<std::string> paths;
+  for (int i = 0; i < 150; i++) {
+    const std::string p = root + "/d" + std::to_string(i % 3) + "/f" + std::to_string(i) + ".log";
+    if (i < 3) ::mkdir((root + "/d" + std::to_string(i)).c_str(), 0755);
+    testutil::write(p, "alpha beta " + std::to_string(i));
+    paths.push_back(p);
+  }
+  const std::string big = root + "/big.log";
+  testutil::write(big, std::string(3 << 20, 'x') + " tail");
+  paths.push_back(big);
+  for (size_t i = 0; i < paths.size(); i++) {
+    ::chmod(paths[i].c_str(), i % 4 == 0 ? 0600 : i % 4 == 1 ? 0644 : i % 4 == 2 ? 0444 : 0755);
+    if (::geteuid() == 0) (void)!::chown(paths[i].c_str(), 1000 + static_cast<uid_t>(i % 5),
+                                         2000 + static_cast<gid_t>(i % 7));
+    const struct timespec times[2] = {{1000000000 + static_cast<time_t>(i), 123456789},
+                                      {1600000000 + static_cast<time_t>(i) * 7, static_cast<long>(i)}};
+    ::utimensat(AT_FDCWD, paths[i].c_str(), times, 0);
+  }
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 2;
+  const std::string dir = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  scipis_index* ix = scipis_index_open(dir.c_str(), &err);
+  ASSERT_NE(ix, nullptr) << err.message;
+  scipis_docs docs;
+  ASSERT_EQ(scipis_list_files(ix, &docs, &err), 0) << err.message;
+  ASSERT_EQ(docs.n, paths.size());
+  for (size_t i = 0; i < docs.n; i++) {
+    const scipis_doc& d = docs.docs[i];
+    const std::string p(d.path, d.path_len);
+    struct stat s;
+    ASSERT_EQ(::stat(p.c_str(), &s), 0) << p;
+    EXPECT_EQ(d.size, static_cast<uint64_t>(s.st_size)) << p;
+    EXPECT_EQ(d.mtime_ns, static_cast<int64_t>(s.st_mtim.tv_sec) * 1000000000 + s.st_mtim.tv_nsec) << p;
+    EXPECT_EQ(d.ctime_ns, static_cast<int64_t>(s.st_ctim.tv_sec) * 1000000000 + s.st_ctim.tv_nsec) << p;
+    EXPECT_EQ(d.inode, static_cast<uint64_t>(s.st_ino)) << p;
+    EXPECT_EQ(d.uid, static_cast<uint32_t>(s.st_uid)) << p;
+    EXPECT_EQ(d.gid, static_cast<uint32_t>(s.st_gid)) << p;
+    EXPECT_EQ(d.mode, static_cast<uint32_t>(s.st_mode)) << p;
+  }
+  scipis_docs_free(&docs);
+  scipis_index_close(ix);
+  testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }

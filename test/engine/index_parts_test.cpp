@@ -27,7 +27,9 @@ TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
   for (int i = 0; i < 3000; i++) {
     const size_t len = i % 10 == 0 ? 1 + rng() % 255 : 1 + rng() % 24;
     std::string t(len, 'a');
-    for (size_t j = 0; j < len; j++) t[j] = "abc0_\x81"[rng() % 6];
+    // NUL bytes too: the whitespace tokenizer keeps them, and a term
+    // padded with zeros must still sort after its prefix.
+    for (size_t j = 0; j < len; j++) t[j] = std::string("abc0_\x81\0", 7)[rng() % 7];
     if (i % 5 == 0 && len > 8) t.replace(0, 8, "commonpf");
     if (i % 7 == 0 && len > 16) t.replace(0, 16, "commonpfcommonp_");
     vocab.push_back(t);
@@ -36,6 +38,10 @@ TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
   // each byte.
   const std::string chain = "commonpfcommonp_commonpfcommonpfab0_\x81\x81z";
   for (size_t n = 1; n <= chain.size(); n++) vocab.push_back(chain.substr(0, n));
+  // The same, followed by NUL bytes: equal to their prefix in every
+  // zero-padded word.
+  for (size_t n : {1, 7, 8, 9, 16, 17, 30})
+    for (size_t z : {1, 2, 8, 9}) vocab.push_back(chain.substr(0, n) + std::string(z, '\0'));
   for (uint64_t budget : {uint64_t{65536}, uint64_t{1} << 18, uint64_t{4} << 20}) {
     for (int depth : {1, 3, 8, 300}) {
       for (int sf : {1, 7, 16}) {

@@ -6,7 +6,7 @@ SELECT setting || '/scipis/loghub-2k' AS sample FROM pg_config WHERE name = 'SHA
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS scipis;
-SELECT plan(22);
+SELECT plan(23);
 
 SELECT has_function('scipis_create_collection', ARRAY['text', 'text', 'jsonb']);
 SELECT has_function('scipis_index', ARRAY['text']);
@@ -28,14 +28,23 @@ SELECT set_eq(
   format($$SELECT %L || '/' || f FROM pg_ls_dir(%L) f$$, :'sample', :'sample'),
   'scipis_files lists every file of the tree');
 SELECT set_eq(
-  $$SELECT path, size, date_trunc('second', mtime) FROM scipis_files WHERE collection = 'tap_a'$$,
-  $$SELECT path, (pg_stat_file(path)).size, date_trunc('second', (pg_stat_file(path)).modification)
+  $$SELECT path, size, date_trunc('second', mtime) AS m, date_trunc('second', ctime) AS c
+    FROM scipis_files WHERE collection = 'tap_a'$$,
+  $$SELECT path, (pg_stat_file(path)).size, date_trunc('second', (pg_stat_file(path)).modification) AS m,
+           date_trunc('second', (pg_stat_file(path)).change) AS c
     FROM scipis_files WHERE collection = 'tap_a'$$,
   'sizes and times are those the file system reports');
 SELECT is(
+  (SELECT count(*) FROM scipis_files
+   WHERE collection = 'tap_a' AND (mode & 61440) = 32768 AND (mode & 292) <> 0
+     AND uid >= 0 AND gid >= 0 AND inode <> 0),
+  (SELECT count(*) FROM scipis_files WHERE collection = 'tap_a'),
+  'every file is a regular file (S_IFREG), readable, with an owner and an inode');
+SELECT is(
   (SELECT count(*) FROM scipis_files f, LATERAL scipis_lookup(f.path) l
    WHERE f.collection = 'tap_a' AND l.collection = 'tap_a'
-     AND (l.path, l.size, l.mtime, l.tokens) = (f.path, f.size, f.mtime, f.tokens)),
+     AND (l.path, l.size, l.mtime, l.tokens, l.ctime, l.uid, l.gid, l.mode, l.inode)
+       = (f.path, f.size, f.mtime, f.tokens, f.ctime, f.uid, f.gid, f.mode, f.inode)),
   (SELECT count(*) FROM scipis_files WHERE collection = 'tap_a'),
   'every file is found by scipis_lookup with the same row');
 

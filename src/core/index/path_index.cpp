@@ -47,6 +47,18 @@ void PathIndex::serialise(int split_factor, std::string& data,
                                       : static_cast<int64_t>(static_cast<uint64_t>(d.mtime_ns) -
                                                              static_cast<uint64_t>(p->mtime_ns))));
       w = write_varint(w, d.tokens);
+      w = write_varint(w, zigzag(static_cast<int64_t>(static_cast<uint64_t>(d.ctime_ns) -
+                                                      static_cast<uint64_t>(d.mtime_ns))));
+      auto delta = [head](uint64_t v, uint64_t prev) {
+        return head ? v : zigzag(static_cast<int64_t>(v - prev));
+      };
+      auto delta32 = [head](uint32_t v, uint32_t prev) {
+        return head ? v : zigzag(static_cast<int64_t>(v) - static_cast<int64_t>(prev));
+      };
+      w = write_varint(w, delta(d.ino, head ? 0 : p->ino));
+      w = write_varint(w, delta32(d.uid, head ? 0 : p->uid));
+      w = write_varint(w, delta32(d.gid, head ? 0 : p->gid));
+      w = write_varint(w, delta32(d.mode, head ? 0 : p->mode));
       size_t shared = 0;
       const size_t most = std::min(prev.size(), path.size());
       while (shared < most && prev[shared] == path[shared]) shared++;

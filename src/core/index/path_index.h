@@ -12,11 +12,24 @@
 
 namespace scipis {
 
+// What fstat said of a file when it was opened, as the catalog keeps it.
+struct FileAttrs {
+  int64_t mtime_ns = 0, ctime_ns = 0;  // since the Unix epoch
+  uint64_t ino = 0;
+  uint32_t uid = 0, gid = 0, mode = 0;  // mode: st_mode, type bits included
+};
+
 struct DocInfo {
   uint64_t seq;
   uint64_t size;
   int64_t mtime_ns;
   uint64_t tokens;
+  int64_t ctime_ns;
+  uint64_t ino;
+  uint32_t uid, gid, mode;
+  static DocInfo of(uint64_t seq, uint64_t size, const FileAttrs& a) {
+    return DocInfo{seq, size, a.mtime_ns, 0, a.ctime_ns, a.ino, a.uid, a.gid, a.mode};
+  }
 };
 
 class PathIndex {
@@ -49,12 +62,15 @@ class PathIndex {
   static size_t flush_bound(uint64_t budget, int split_factor) {
     // Records (at most kMaxFileRecord bytes and the path's suffix per
     // document, and an offset and a crc, 8 bytes, per block of
-    // kFileBlock: under 51 bytes and the path, against DocInfo's and the
-    // length's 36 in memory), the meta entries (12 bytes each) and their
-    // sorting vectors (16), each twice over, and four headers per file
-    // (room for the headers and a last, partial block's 8 bytes).
-    static_assert(kMaxFileRecord + 8.0 / kFileBlock <= 51);
-    return 2 * (content_bound(budget) * (51 + 12 + 16) / 36) +
+    // kFileBlock: under kMaxFileRecord + 1 bytes and the path, against
+    // DocInfo's and the length's in memory), the meta entries (12 bytes
+    // each) and their sorting vectors (16), each twice over, and four
+    // headers per file (room for the headers and a last, partial block's
+    // 8 bytes).
+    static_assert(8 <= kFileBlock);
+    constexpr size_t in_memory = sizeof(DocInfo) + sizeof(uint32_t);
+    static_assert(kMaxFileRecord + 1 + 12 + 16 >= in_memory, "paths' bytes are bounded by the records'");
+    return 2 * (content_bound(budget) * (kMaxFileRecord + 1 + 12 + 16) / in_memory) +
            static_cast<size_t>(split_factor + 1) * 4 * kHeaderBytes;
   }
 

@@ -25,6 +25,10 @@
 //              varint zigzag(mtime_ns delta) (the first: zigzag(mtime_ns);
 //                then mtime_ns minus the previous one's, modulo 2^64),
 //              varint tokens,
+//              varint zigzag(ctime_ns - mtime_ns, modulo 2^64),
+//              varint inode, then uid, gid and st_mode, each as it is in
+//                the block's first record, then zigzag of its difference
+//                from the previous record's (inodes modulo 2^64),
 //              path front-coded against the previous record's path in the
 //                block: varint shared prefix length (0 for the first),
 //                varint suffix length, the suffix bytes.
@@ -47,15 +51,17 @@ namespace scipis {
 // 5: dictionary in byte order, groups of 16 front-coded and Huffman
 //    coded field by field; small posting regions without skip entries,
 //    one crc per group; seqs from the flush's base.
-constexpr uint32_t kFormatVersion = 6;
+// 6: each posting block's skip entry names its best tf / length.
+// 7: file records keep ctime, inode, uid, gid and mode.
+constexpr uint32_t kFormatVersion = 7;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
 constexpr size_t kFileBlock = 64;
-// A file record's most bytes besides its path suffix: four varints of up
-// to 64 bits and two of up to 32.
-constexpr size_t kMaxFileRecord = 4 * 10 + 2 * 5;
-// The least: six one-byte varints.
-constexpr size_t kMinFileRecord = 6;
+// A file record's most bytes besides its path suffix: six varints of up
+// to 64 bits, two of up to 32 and three of up to 33.
+constexpr size_t kMaxFileRecord = 6 * 10 + 2 * 5 + 3 * 5;
+// The least: eleven one-byte varints.
+constexpr size_t kMinFileRecord = 11;
 // The blocks of a file data file lie within 4 GiB (u32 offsets).
 constexpr uint64_t kMaxFileBlocksBytes = uint64_t{1} << 32;
 

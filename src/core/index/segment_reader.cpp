@@ -234,20 +234,39 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
     d.size = c.varint();
     const int64_t mtime = unzigzag(c.varint());
     d.tokens = c.varint();
+    const uint64_t ctime_delta = c.varint();
+    const uint64_t ino = c.varint(), uid = c.varint(), gid = c.varint(), mode = c.varint();
     const uint64_t shared = c.varint();
     const uint64_t suffix = c.varint();
     // The suffix lies in the block: shared and suffix are bounded by bytes
     // present before the path is sized.
     const std::string_view tail = c.bytes(suffix);
     if (!c.ok() || shared > prev_len) fail_corrupt(path_, "bad record in file block " + std::to_string(b));
+    // A 32-bit field is its value or, after the first record, the
+    // previous one's plus a difference; either must land in 32 bits.
+    auto field32 = [&](uint64_t v, uint32_t prev) {
+      constexpr int64_t kMax = UINT32_MAX;
+      const int64_t dlt = i == 0 ? 0 : unzigzag(v);
+      const int64_t x = i == 0 ? (v > UINT32_MAX ? -1 : static_cast<int64_t>(v))
+                               : (dlt < -kMax || dlt > kMax ? -1 : static_cast<int64_t>(prev) + dlt);
+      if (x < 0 || x > kMax) fail_corrupt(path_, "bad record in file block " + std::to_string(b));
+      return static_cast<uint32_t>(x);
+    };
     if (i == 0) {
       d.seq = seq;
       d.mtime_ns = mtime;
+      d.ino = ino;
     } else {
       d.seq = docs[i - 1].seq + seq;
       d.mtime_ns = static_cast<int64_t>(static_cast<uint64_t>(docs[i - 1].mtime_ns) +
                                         static_cast<uint64_t>(mtime));
+      d.ino = docs[i - 1].ino + static_cast<uint64_t>(unzigzag(ino));
     }
+    d.ctime_ns = static_cast<int64_t>(static_cast<uint64_t>(d.mtime_ns) +
+                                      static_cast<uint64_t>(unzigzag(ctime_delta)));
+    d.uid = field32(uid, i ? docs[i - 1].uid : 0);
+    d.gid = field32(gid, i ? docs[i - 1].gid : 0);
+    d.mode = field32(mode, i ? docs[i - 1].mode : 0);
     const size_t at = paths.size();
     paths.resize(at + shared + tail.size());
     std::memcpy(paths.data() + at, paths.data() + prev_at, shared);

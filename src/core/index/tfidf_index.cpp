@@ -261,8 +261,7 @@ void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
   if (from != keys) std::copy(from, from + n, keys);
 }
 
-// Terms never hold a NUL byte, so comparing their words big-endian, zero
-// padded past the end, is comparing their bytes.
+// A term's word-th 8 bytes, big-endian, zero padded past its end.
 uint64_t TfIdfIndex::word_key(const TermSlot& e, size_t word) const {
   const size_t at = 8 * word;
   if (e.len() <= at) return 0;
@@ -275,21 +274,32 @@ uint64_t TfIdfIndex::word_key(const TermSlot& e, size_t word) const {
 
 // keys [first, last) are sorted by their word word-1; runs that share it
 // are sorted by the next word, and so on, so that a tie costs one load of
-// the term's bytes per word instead of a memcmp per comparison.
+// the term's bytes per word instead of a memcmp per comparison. Zero
+// padding is not a byte order when terms hold NUL bytes (the whitespace
+// tokenizer keeps them): terms equal in every word of the longest are
+// then ordered by length, the shorter (a prefix of the other) first.
 void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const {
   for (KeyIndex* run = first; run != last;) {
     KeyIndex* end = run + 1;
     while (end != last && end->key == run->key) ++end;
-    if (end - run > 1) {  // at most one of them ends within these words
-      for (KeyIndex* k = run; k != end; ++k) {
-        if (k + 8 < end) {
-          const TermSlot& a = slots_[k[8].value];
-          if (a.len() > 8) __builtin_prefetch(unit(a.bytes));
+    if (end - run > 1) {
+      size_t longest = 0;
+      for (KeyIndex* k = run; k != end; ++k) longest = std::max<size_t>(longest, slots_[k->value].len());
+      if (longest <= 8 * word) {
+        std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
+          return slots_[x.value].len() < slots_[y.value].len();
+        });
+      } else {
+        for (KeyIndex* k = run; k != end; ++k) {
+          if (k + 8 < end) {
+            const TermSlot& a = slots_[k[8].value];
+            if (a.len() > 8) __builtin_prefetch(unit(a.bytes));
+          }
+          k->key = word_key(slots_[k->value], word);
         }
-        k->key = word_key(slots_[k->value], word);
+        std::sort(run, end, [](const KeyIndex& x, const KeyIndex& y) { return x.key < y.key; });
+        sort_ties(run, end, word + 1);
       }
-      std::sort(run, end, [](const KeyIndex& x, const KeyIndex& y) { return x.key < y.key; });
-      sort_ties(run, end, word + 1);
     }
     run = end;
   }

@@ -34,7 +34,8 @@ struct TfChunk {
 constexpr int kMaxChunkCap = 128;
 
 // A term and its append cache. Terms of up to 8 bytes are their first word
-// (token bytes are never NUL, so the zero padding is unambiguous); longer
+// (the tag holds the length, so the zero padding is unambiguous even
+// for terms with NUL bytes, which the whitespace tokenizer keeps); longer
 // ones keep their bytes in the arena. A lookup of a known term reads this
 // slot alone.
 struct TermSlot {

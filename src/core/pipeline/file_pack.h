@@ -9,13 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "index/path_index.h"
+
 namespace scipis {
 
 struct PackedFile {
   uint32_t off;  // of its bytes in the buffer's read area
   uint32_t len;  // bytes read (the whole file as it was when opened)
   uint32_t path_off, path_len;
-  int64_t mtime_ns;
+  FileAttrs attrs;
 };
 
 struct FilePack {

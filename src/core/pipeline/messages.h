@@ -23,7 +23,7 @@ struct ReadMsg {
   unsigned char* data = nullptr;
   size_t len = 0;
   std::string path;      // kBegin
-  int64_t mtime_ns = 0;  // kBegin
+  FileAttrs attrs;       // kBegin
   uint64_t size = 0;     // kEnd: bytes actually read
   std::unique_ptr<FilePack> pack;  // kFiles
 };

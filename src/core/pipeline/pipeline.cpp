@@ -157,6 +157,20 @@ int open_for_reading(int dirfd, const char* name, bool nofollow, bool direct) {
   return ::openat(dirfd, name, flags);
 }
 
+FileAttrs attrs_of(const struct stat& st) {
+  auto ns = [](const struct timespec& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
+  FileAttrs a;
+  a.mtime_ns = ns(st.st_mtim);
+  a.ctime_ns = ns(st.st_ctim);
+  a.ino = static_cast<uint64_t>(st.st_ino);
+  a.uid = static_cast<uint32_t>(st.st_uid);
+  a.gid = static_cast<uint32_t>(st.st_gid);
+  a.mode = static_cast<uint32_t>(st.st_mode);
+  return a;
+}
+
 }  // namespace
 
 void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p) {
@@ -173,10 +187,8 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
     totals_.skipped++;
     return;
   }
-  const int64_t mtime_ns =
-      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   if (!direct && static_cast<uint64_t>(st.st_size) <= pack_limit_) {
-    pack_file(fd.get(), static_cast<uint64_t>(st.st_size), mtime_ns, b, e, p);
+    pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p);
     return;
   }
   auto ix = free_indexers_.pop();
@@ -185,7 +197,7 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
   free_indexers_.push(*ix);
 }
 
-void Pipeline::pack_file(int fd, uint64_t size, int64_t mtime_ns, const FileBatch& b,
+void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
                          const FileBatch::Entry& e, OpenPack& p) {
   if (p.buffer && p.used + size > cfg_.opts.block_size) send_pack(p);
   if (!p.buffer) {
@@ -222,7 +234,7 @@ void Pipeline::pack_file(int fd, uint64_t size, int64_t mtime_ns, const FileBatc
   pack.paths.append(b.name(e), e.name_len);
   pack.files.push_back(PackedFile{static_cast<uint32_t>(p.used), static_cast<uint32_t>(got),
                                   static_cast<uint32_t>(path_off),
-                                  static_cast<uint32_t>(pack.paths.size() - path_off), mtime_ns});
+                                  static_cast<uint32_t>(pack.paths.size() - path_off), attrs});
   p.used += got;
 }
 
@@ -263,8 +275,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   begin.path.reserve(b.dir->path.size() + 1 + e.name_len);
   begin.path.append(b.dir->path).push_back('/');
   begin.path.append(b.name(e), e.name_len);
-  begin.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                   st.st_mtim.tv_nsec;
+  begin.attrs = attrs_of(st);
   if (!q.push(std::move(begin))) return;
 
   // The file is read as it was when opened: growth after that is not read.
@@ -405,7 +416,7 @@ void Pipeline::indexer_loop(int id) {
   while (auto m = q.pop()) {
     switch (m->kind) {
       case ReadMsg::kBegin:
-        cur = DocInfo{next_seq++, 0, m->mtime_ns, 0};
+        cur = DocInfo::of(next_seq++, 0, m->attrs);
         cur_path = std::move(m->path);
         break;
       case ReadMsg::kBlock:
@@ -429,7 +440,7 @@ void Pipeline::indexer_loop(int id) {
         const unsigned char* end = m->buffer + pool_->buffer_bytes();
         uint64_t tokens = 0, with_tokens = 0;
         for (const PackedFile& f : pack.files) {
-          cur = DocInfo{next_seq++, f.len, f.mtime_ns, 0};
+          cur = DocInfo::of(next_seq++, f.len, f.attrs);
           if (f.len) index_bytes(area + f.off, f.len, static_cast<size_t>(end - (area + f.off)));
           paths.add(cur, std::string_view(pack.paths).substr(f.path_off, f.path_len));
           tokens += cur.tokens;

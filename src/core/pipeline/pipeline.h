@@ -62,7 +62,7 @@ class Pipeline {
   };
   void reader_loop(int id);
   void read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p);
-  void pack_file(int fd, uint64_t size, int64_t mtime_ns, const FileBatch& b,
+  void pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
                  const FileBatch::Entry& e, OpenPack& p);
   void send_pack(OpenPack& p);
   void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,

@@ -40,6 +40,11 @@ void add_doc(DocsOwner& o, const DocInfo& d, std::string_view path, double score
   doc.size = d.size;
   doc.mtime_ns = d.mtime_ns;
   doc.tokens = d.tokens;
+  doc.ctime_ns = d.ctime_ns;
+  doc.inode = d.ino;
+  doc.uid = d.uid;
+  doc.gid = d.gid;
+  doc.mode = d.mode;
   doc.score = score;
   o.docs.push_back(doc);
   o.paths.emplace_back(path);
