@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <tuple>
@@ -55,8 +56,15 @@ TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
           tf.clear();
           flushes++;
           ASSERT_EQ(metas.size(), static_cast<size_t>(sf));
+          // Every split carries the flush's one code; each opens sharing
+          // the first split's decoding tables.
+          std::unique_ptr<scipis::TfMeta> first_meta;
           for (int s = 0; s < sf; s++) {
-            scipis::TfMeta meta("meta", std::string(metas[s].view()));
+            ASSERT_EQ(metas[s].view().substr(scipis::kHeaderSize + scipis::kTfMetaHead, scipis::kCodeTableBytes),
+                      metas[0].view().substr(scipis::kHeaderSize + scipis::kTfMetaHead, scipis::kCodeTableBytes))
+                << "split " << s;
+            scipis::TfMeta meta("meta", std::string(metas[s].view()), first_meta.get());
+            if (!first_meta) first_meta = std::make_unique<scipis::TfMeta>("meta", std::string(metas[s].view()));
             const auto all = meta.all();
             ASSERT_EQ(all.size(), meta.size());
             for (size_t i = 0; i < all.size(); i++) {

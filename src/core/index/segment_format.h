@@ -7,7 +7,8 @@
 // TF meta:   split `aux`; `count` terms in byte order:
 //            u64 base seq (postings are stored from it), u64 data offset
 //            of the first group's regions, u32 table bytes, the code
-//            tables (index/term_dict.h); the groups of kTermGroup terms
+//            tables (index/term_dict.h; the same in every split of a
+//            flush, so that a reader shares their decoding tables); the groups of kTermGroup terms
 //            (coded entries, the first whole); the table, per group:
 //            varint its bytes, varint bytes of its regions in the data
 //            file (they follow one another), varint bytes of its small
@@ -53,7 +54,9 @@ namespace scipis {
 //    one crc per group; seqs from the flush's base.
 // 6: each posting block's skip entry names its best tf / length.
 // 7: file records keep ctime, inode, uid, gid and mode.
-constexpr uint32_t kFormatVersion = 7;
+// 8: one dictionary code for all splits of a flush (each split file still
+//    holds the tables).
+constexpr uint32_t kFormatVersion = 8;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
 constexpr size_t kFileBlock = 64;

@@ -25,7 +25,7 @@ uint64_t word_of(std::string_view t) {
 }
 }  // namespace
 
-TfMeta::TfMeta(std::string path, std::string bytes)
+TfMeta::TfMeta(std::string path, std::string bytes, const TfMeta* like)
     : path_(std::move(path)), bytes_(std::move(bytes)) {
   FileHeader h = check_header(path_, kMagicTfMeta, bytes_.data(), bytes_.size());
   std::string_view body(bytes_.data() + kHeaderSize, bytes_.size() - kHeaderSize);
@@ -34,8 +34,15 @@ TfMeta::TfMeta(std::string path, std::string bytes)
   base_ = c.u64();
   uint64_t data = c.u64();
   const uint64_t table_len = c.u32();
-  if (!c.ok() || c.left() < kCodeTableBytes || !codes_.load(reinterpret_cast<const char*>(c.pos())))
-    fail_corrupt(path_, "bad dictionary code tables");
+  if (!c.ok() || c.left() < kCodeTableBytes) fail_corrupt(path_, "bad dictionary code tables");
+  const char* const tables = reinterpret_cast<const char*>(c.pos());
+  if (like && like->codes_->same_tables(tables)) {
+    codes_ = like->codes_;
+  } else {
+    auto codes = std::make_shared<DictDecoder>();
+    if (!codes->load(tables)) fail_corrupt(path_, "bad dictionary code tables");
+    codes_ = std::move(codes);
+  }
   c.bytes(kCodeTableBytes);
   entries_ = kHeaderSize + kTfMetaHead + kCodeTableBytes;
   if (table_len > c.left()) fail_corrupt(path_, "term groups exceed the file");
@@ -75,7 +82,7 @@ TfMeta::TfMeta(std::string path, std::string bytes)
 }
 
 std::string TfMeta::first_term(size_t g) const {
-  DictDecoder::Reader in(codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
+  DictDecoder::Reader in(*codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
   char term[kMaxTermBytes];
   size_t len = 0;
   DictEntry e;
@@ -89,7 +96,7 @@ size_t TfMeta::group_end(size_t g) const {
 
 template <typename F>
 void TfMeta::scan(size_t g, F&& f) const {
-  DictDecoder::Reader in(codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
+  DictDecoder::Reader in(*codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
   const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
   char term[kMaxTermBytes], prev[kMaxTermBytes];
   size_t len = 0, prev_len = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,7 +40,9 @@ std::string_view region_in(const std::string& path, std::string_view read, const
 // binary search over its groups' first terms and a scan of one group.
 class TfMeta {
  public:
-  TfMeta(std::string path, std::string bytes);
+  // like, when given, is another split's dictionary of the same flush:
+  // its decoding tables are shared when the codes are the same.
+  TfMeta(std::string path, std::string bytes, const TfMeta* like = nullptr);
   std::optional<TermRef> find(std::string_view term) const;
   size_t size() const { return count_; }
   // Every term, in dictionary order, with its reference.
@@ -65,7 +68,7 @@ class TfMeta {
   // Each group key's first 8 bytes, big-endian: the binary search reads
   // this array and a key itself only on a tie.
   std::vector<uint64_t> key_words_;
-  DictDecoder codes_;
+  std::shared_ptr<const DictDecoder> codes_;
   size_t entries_ = 0, entries_end_ = 0;  // the groups' span in bytes_
 };
 

@@ -186,6 +186,7 @@ char* DictEncoder::encode_group(char* out, size_t n) {
 }
 
 bool DictDecoder::load(const char* p) {
+  std::memcpy(raw_, p, kCodeTableBytes);
   tables_.assign(kContexts, Table{});
   for (int c = 0; c < kContexts; c++) {
     Table& t = tables_[c];

@@ -1,7 +1,9 @@
 // The TF dictionary's groups (format 5): up to kTermGroup terms of one
 // split in byte order, each front-coded against the one before it (the
 // first coded whole), with its posting reference, Huffman-coded with codes
-// made for the whole split.
+// made for the whole flush (format 8; its splits are hash ranges of the
+// same terms, so one code fits them all, and a reader keeps one set of
+// decoding tables per segment in cache instead of one per split).
 //
 // Every field has its own code: the shared prefix length, the suffix
 // length, each suffix byte (by the class of the byte before it: digit,
@@ -99,6 +101,8 @@ class DictDecoder {
   // Reads the tables at p (kCodeTableBytes); false when they are not a
   // valid prefix code.
   bool load(const char* p);
+  // Whether the tables at p (kCodeTableBytes) are the ones loaded.
+  bool same_tables(const char* p) const { return std::memcmp(raw_, p, kCodeTableBytes) == 0; }
 
   // Reads one group's entries in order.
   class Reader {
@@ -143,6 +147,7 @@ class DictDecoder {
     uint8_t symbols[256];  // by (length, symbol)
   };
   std::vector<Table> tables_;
+  char raw_[kCodeTableBytes] = {};
 };
 
 // The class of a byte before a suffix byte, for its context; the term's

@@ -67,10 +67,14 @@ size_t meta_reserve(size_t terms, size_t term_bytes) {
 size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   const Capacity c = capacity_for(budget, depth);
   // The region, the sort scratch and its radix copy (each at most twice
-  // what it needs, as OutBuffer and vectors round), a split's entry,
-  // group and dictionary notes, the front cache.
+  // what it needs, as OutBuffer and vectors round), a split's entry
+  // notes, every split's groups (three words each; a split's last group
+  // may be short, so at most terms / kTermGroup + kMaxSplits groups) and
+  // dictionary notes, the front cache.
+  constexpr size_t kMaxSplits = 4096;  // the split_factor option's range
   return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
          2 * c.terms * 2 * sizeof(uint64_t) +
+         2 * (c.terms / kTermGroup + kMaxSplits) * 3 * sizeof(uint64_t) +
          2 * DictEncoder::notes_bound(c.terms, c.term_bytes) +
          kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
@@ -365,6 +369,12 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     term_tfs_.push_back(e->cur_tf);
     if (term_seqs_.size() != e->df) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
   };
+  size_t all_bytes = 0;
+  for (size_t s = 0; s < sf; s++) all_bytes += split_bytes[s];
+  dict_.reset(n, all_bytes);
+  group_data_.clear();
+  std::vector<size_t> split_group0(size_t{sf} + 1, 0);  // first group of each split
+  std::vector<uint64_t> split_end(sf, 0);                // data offset after its regions
   for (size_t s = 0; s < sf; s++) {
     KeyIndex* const first = sorted + per_split[s];
     KeyIndex* const last = sorted + per_split[s + 1];
@@ -398,9 +408,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     // and x.
     entry_code_.resize(count);
     entry_x_.resize(count);
-    group_data_.resize(groups * 2);
-    group_bytes_.resize(groups);
-    dict_.reset(count, split_bytes[s]);
+    const size_t gbase = group_data_.size() / 2;
+    split_group0[s] = gbase;
+    group_data_.resize((gbase + groups) * 2);
     // TF arrays sit anywhere in the region: last arrays are loaded 16
     // terms ahead, the arrays before them 8 ahead.
     auto prefetch = [&](size_t i) {
@@ -415,13 +425,13 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     for (size_t g = 0; g < groups; g++) {
       const size_t g0 = g * kTermGroup;
       const size_t gn = std::min(kTermGroup, count - g0);
-      group_data_[2 * g] = static_cast<uint64_t>(out - base);
+      group_data_[2 * (gbase + g)] = static_cast<uint64_t>(out - base);
       for (size_t j = 0; j < gn; j++) prefetch(g0 + j);
       // Small regions, their crc, then large ones.
       char* const span = out;
       for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-          group_data_[2 * g + 1] = static_cast<uint64_t>(out - span);
+          group_data_[2 * (gbase + g) + 1] = static_cast<uint64_t>(out - span);
           if (out != span) out = write_u32(out, crc32c(span, static_cast<size_t>(out - span)));
         }
         for (size_t j = 0; j < gn; j++) {
@@ -456,23 +466,39 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
         __builtin_prefetch(unit(static_cast<uint32_t>(first[i + 16].value >> 8)));
       dict_.add(term_at(i), i % kTermGroup == 0, entry_code_[i], entry_x_[i]);
     }
+    split_end[s] = static_cast<uint64_t>(out - base);
+  }
+  // One code for every split of the flush (they are hash ranges of the
+  // same terms, alike in their statistics): a query's lookups in any split
+  // of a segment then decode with one set of tables, which stays in cache.
+  char tables[kCodeTableBytes];
+  if (dict_.finish_counts(tables) != tables + kCodeTableBytes)
+    fail(SCIPIS_E_INTERNAL, "TF-IDF dictionary code tables have the wrong size");
+  split_group0[sf] = group_data_.size() / 2;
+  group_bytes_.resize(split_group0[sf]);
+  for (size_t s = 0; s < sf; s++) {
+    const size_t count = per_split[s + 1] - per_split[s];
+    const size_t gbase = split_group0[s], groups = split_group0[s + 1] - gbase;
     OutBuffer& m = metas[s];
     m.reset(meta_reserve(count, split_bytes[s]));
     char* const body = m.data() + kHeaderSize;
     // The groups, then their table, whose size goes in the head.
-    char* const head = write_u64(write_u64(body, base_seq), groups ? group_data_[0] : kHeaderSize);
-    char* w = dict_.finish_counts(head + 4);
+    char* const head =
+        write_u64(write_u64(body, base_seq), groups ? group_data_[2 * gbase] : kHeaderSize);
+    char* w = head + 4;
+    std::memcpy(w, tables, kCodeTableBytes);
+    w += kCodeTableBytes;
     for (size_t g = 0; g < groups; g++) {
       char* const end = dict_.encode_group(w, std::min(kTermGroup, count - g * kTermGroup));
-      group_bytes_[g] = static_cast<uint64_t>(end - w);
+      group_bytes_[gbase + g] = static_cast<uint64_t>(end - w);
       w = end;
     }
     char* const table = w;
     for (size_t g = 0; g < groups; g++) {
-      const uint64_t next = g + 1 < groups ? group_data_[2 * (g + 1)] : static_cast<uint64_t>(out - base);
-      w = write_varint(w, group_bytes_[g]);
-      w = write_varint(w, next - group_data_[2 * g]);
-      w = write_varint(w, group_data_[2 * g + 1]);
+      const uint64_t next = g + 1 < groups ? group_data_[2 * (gbase + g + 1)] : split_end[s];
+      w = write_varint(w, group_bytes_[gbase + g]);
+      w = write_varint(w, next - group_data_[2 * (gbase + g)]);
+      w = write_varint(w, group_data_[2 * (gbase + g) + 1]);
     }
     if (static_cast<size_t>(w - table) > UINT32_MAX)
       fail(SCIPIS_E_INTERNAL, "TF-IDF index split exceeds 4 GiB of dictionary");

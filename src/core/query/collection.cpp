@@ -55,8 +55,11 @@ const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
     std::string p = s.tf_dir + seg_meta(s.ref.seg, split);
     std::string bytes;
     if (!read_file(p, bytes)) fail_corrupt(p, "file is missing");
-    auto meta = std::make_unique<TfMeta>(p, std::move(bytes));
-    slot = std::move(meta);
+    // Any split of the segment already open may share its code tables.
+    const TfMeta* like = nullptr;
+    for (const auto& other : s.tf_meta)
+      if (other) like = other.get();
+    slot = std::make_unique<TfMeta>(p, std::move(bytes), like);
   }
   return *slot;
 }
