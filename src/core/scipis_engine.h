@@ -173,6 +173,13 @@ int			scipis_lookup(scipis_index *ix, const char *path, size_t path_len,
 						  scipis_docs *out, scipis_error *err);
 /* Every file of the collection, in path order. */
 int			scipis_list_files(scipis_index *ix, scipis_docs *out, scipis_error *err);
+/*
+ * The files whose path matches pattern (search-semantics.md, "Paths": a
+ * substring, or a shell glob on the whole path when it has '*', '?' or
+ * '['), in path order.
+ */
+int			scipis_locate(scipis_index *ix, const char *pattern, size_t pattern_len,
+						  scipis_docs *out, scipis_error *err);
 void		scipis_docs_free(scipis_docs *docs);
 
 /* Removes the whole index directory of a collection. */

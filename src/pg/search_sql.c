@@ -11,6 +11,7 @@
 PG_FUNCTION_INFO_V1(scipis_search_sql);
 PG_FUNCTION_INFO_V1(scipis_lookup_sql);
 PG_FUNCTION_INFO_V1(scipis_files_sql);
+PG_FUNCTION_INFO_V1(scipis_locate_sql);
 PG_FUNCTION_INFO_V1(scipis_collection_stats);
 
 typedef struct Row
@@ -109,13 +110,14 @@ typedef enum RequestKind
 {
 	REQ_SEARCH,
 	REQ_LOOKUP,
-	REQ_LIST
+	REQ_LIST,
+	REQ_LOCATE
 } RequestKind;
 
 typedef struct Request
 {
 	RequestKind kind;
-	const char *bytes;			/* the query or the path */
+	const char *bytes;			/* the query, the path or the pattern */
 	size_t		len;
 	int64		k;
 	scipis_ranking ranking;
@@ -152,6 +154,9 @@ run_request(const ScipisCollection *c, bool missing_ok, const Request *req, scip
 				break;
 			case REQ_LIST:
 				rc = scipis_list_files(ix, docs, &err);
+				break;
+			case REQ_LOCATE:
+				rc = scipis_locate(ix, req->bytes, req->len, docs, &err);
 				break;
 		}
 		if (rc == 0)
@@ -271,32 +276,57 @@ put_file_rows(ReturnSetInfo *rsinfo, const char *collection, scipis_docs *docs)
 	}
 }
 
-Datum
-scipis_lookup_sql(PG_FUNCTION_ARGS)
+/*
+ * File rows for a request whose argument 0 is a path or pattern (text or
+ * bytea: they share a varlena layout, so its bytes are taken as they are),
+ * from the collections of argument 1 when the function has one and it is
+ * given, else from every collection the caller may read.
+ */
+static Datum
+file_rows_for(FunctionCallInfo fcinfo, RequestKind kind, const char *what)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bytea	   *path;
+	bool		named = PG_NARGS() > 1 && !PG_ARGISNULL(1);
+	bytea	   *arg;
+	List	   *colls;
 	ListCell   *lc;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("path must not be null")));
-	/* text and bytea share a varlena layout: the bytes are the path. */
-	path = PG_GETARG_BYTEA_PP(0);
+				 errmsg("%s must not be null", what)));
+	arg = PG_GETARG_BYTEA_PP(0);
+	colls = collections_to_search(named ? PG_GETARG_TEXT_PP(1) : NULL);
 	InitMaterializedSRF(fcinfo, 0);
-	foreach(lc, collections_to_search(NULL))
+	foreach(lc, colls)
 	{
 		ScipisCollection *c = lfirst(lc);
-		Request		req = {REQ_LOOKUP, VARDATA_ANY(path), VARSIZE_ANY_EXHDR(path)};
+		Request		req = {kind, VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg)};
 		scipis_docs docs;
 
-		if (!run_request(c, true, &req, &docs))
+		CHECK_FOR_INTERRUPTS();
+		if (!run_request(c, !named, &req, &docs))
 			continue;
 		put_file_rows(rsinfo, c->name, &docs);
 		scipis_docs_free(&docs);
 	}
 	return (Datum) 0;
+}
+
+Datum
+scipis_lookup_sql(PG_FUNCTION_ARGS)
+{
+	return file_rows_for(fcinfo, REQ_LOOKUP, "path");
+}
+
+/*
+ * scipis_locate(pattern, collection DEFAULT NULL): the rows of scipis_files
+ * whose path matches the pattern, in each collection by path.
+ */
+Datum
+scipis_locate_sql(PG_FUNCTION_ARGS)
+{
+	return file_rows_for(fcinfo, REQ_LOCATE, "pattern");
 }
 
 Datum

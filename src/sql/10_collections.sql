@@ -63,6 +63,21 @@ LANGUAGE C VOLATILE;
 
 CREATE VIEW scipis_files AS SELECT * FROM scipis_list_files();
 
+-- Paths by pattern (docs/search-semantics.md, "Paths"): a substring, or a
+-- shell glob on the whole path when the pattern has *, ? or [.
+CREATE FUNCTION scipis_locate(pattern text, collection text DEFAULT NULL)
+RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint,
+    ctime timestamptz, uid bigint, gid bigint, mode integer, inode bigint)
+AS 'MODULE_PATHNAME', 'scipis_locate_sql'
+LANGUAGE C VOLATILE;
+
+-- Exact bytes, for patterns that are not valid in the database encoding.
+CREATE FUNCTION scipis_locate(pattern bytea, collection text DEFAULT NULL)
+RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint,
+    ctime timestamptz, uid bigint, gid bigint, mode integer, inode bigint)
+AS 'MODULE_PATHNAME', 'scipis_locate_sql'
+LANGUAGE C VOLATILE;
+
 CREATE FUNCTION scipis_collection_stats(name text,
     OUT files bigint, OUT bytes bigint, OUT index_bytes bigint,
     OUT last_indexed timestamptz)

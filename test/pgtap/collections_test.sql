@@ -6,7 +6,7 @@ SELECT setting || '/scipis/loghub-2k' AS sample FROM pg_config WHERE name = 'SHA
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS scipis;
-SELECT plan(23);
+SELECT plan(24);
 
 SELECT has_function('scipis_create_collection', ARRAY['text', 'text', 'jsonb']);
 SELECT has_function('scipis_index', ARRAY['text']);
@@ -40,6 +40,10 @@ SELECT is(
      AND uid >= 0 AND gid >= 0 AND inode <> 0),
   (SELECT count(*) FROM scipis_files WHERE collection = 'tap_a'),
   'every file is a regular file (S_IFREG), readable, with an owner and an inode');
+SELECT set_eq(
+  $$SELECT path, size, inode FROM scipis_locate('HDFS', 'tap_a')$$,
+  $$SELECT path, size, inode FROM scipis_files WHERE collection = 'tap_a' AND strpos(path, 'HDFS') > 0$$,
+  'scipis_locate with a substring gives the files whose path holds it');
 SELECT is(
   (SELECT count(*) FROM scipis_files f, LATERAL scipis_lookup(f.path) l
    WHERE f.collection = 'tap_a' AND l.collection = 'tap_a'

@@ -6,6 +6,7 @@
 
 #include "index/segment_format.h"
 #include "query/collection.h"
+#include "query/path_pattern.h"
 #include "query/search.h"
 #include "scipis_engine.h"
 #include "util/bytes.h"
@@ -116,18 +117,34 @@ extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len
   });
 }
 
+namespace {
+// Every file of the collection whose path keep() accepts, in path order.
+template <typename Keep>
+void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep) {
+  std::vector<std::pair<std::string_view, const DocInfo*>> all;
+  for (uint32_t i = 0; i < ix->c.indexer_count(); i++) {
+    IndexerState& st = ix->c.indexer(i);
+    for (size_t k = 0; k < st.docs.size(); k++)
+      if (keep(st.paths[k])) all.emplace_back(st.paths[k], st.docs[k]);
+  }
+  std::sort(all.begin(), all.end());
+  auto owner = std::make_unique<DocsOwner>();
+  for (const auto& [p, d] : all) add_doc(*owner, *d, p, 0);
+  emit(out, owner.release());
+}
+}  // namespace
+
 extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
+  return guarded(err, [&] { list_files(ix, out, [](std::string_view) { return true; }); });
+}
+
+extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t pattern_len,
+                             scipis_docs* out, scipis_error* err) {
+  *out = scipis_docs{};
   return guarded(err, [&] {
-    std::vector<std::pair<std::string_view, const DocInfo*>> all;
-    for (uint32_t i = 0; i < ix->c.indexer_count(); i++) {
-      IndexerState& st = ix->c.indexer(i);
-      for (size_t k = 0; k < st.docs.size(); k++) all.emplace_back(st.paths[k], st.docs[k]);
-    }
-    std::sort(all.begin(), all.end());
-    auto owner = std::make_unique<DocsOwner>();
-    for (const auto& [p, d] : all) add_doc(*owner, *d, p, 0);
-    emit(out, owner.release());
+    const PathPattern pat(std::string_view(pattern, pattern_len));
+    list_files(ix, out, [&](std::string_view path) { return pat.matches(path); });
   });
 }
 
