@@ -32,5 +32,10 @@ ORDER BY s.score DESC;
 SELECT collection, regexp_replace(path, '.*/', '') AS file, size, tokens
 FROM scipis_lookup(:'sample' || '/HDFS_2k.log');
 
+\echo '== paths by pattern (as locate takes them: a substring, or a glob on the whole path)'
+SELECT regexp_replace(path, '.*/', '') AS file, size,
+       format('%s%s%s', mode >> 6 & 7, mode >> 3 & 7, mode & 7) AS perms
+FROM scipis_locate('*/[A-H]*_2k.log', 'loghub') ORDER BY path;
+
 \echo '== the collection'
 SELECT name, files, bytes, index_bytes FROM scipis_collections;
