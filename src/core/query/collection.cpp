@@ -57,8 +57,12 @@ const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
     if (!read_file(p, bytes)) fail_corrupt(p, "file is missing");
     // Any split of the segment already open may share its code tables.
     const TfMeta* like = nullptr;
-    for (const auto& other : s.tf_meta)
-      if (other) like = other.get();
+    for (const auto& other : s.tf_meta) {
+      if (other) {
+        like = other.get();
+        break;
+      }
+    }
     slot = std::make_unique<TfMeta>(p, std::move(bytes), like);
   }
   return *slot;

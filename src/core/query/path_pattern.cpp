@@ -1,7 +1,5 @@
 #include "query/path_pattern.h"
 
-#include <cstring>
-
 namespace scipis {
 
 PathPattern::PathPattern(std::string_view pattern) : pattern_(pattern) {

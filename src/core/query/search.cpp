@@ -122,8 +122,7 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
       if (!postings[i][t].empty()) next.push({postings[i][t][0].seq, t});
     while (!next.empty()) {
       const uint64_t seq = next.top().first;
-      const DocInfo& d = *ix.docs[seq];
-      const double len = static_cast<double>(d.tokens);
+      const double len = ix.lens[seq];
       double score = 0;
       size_t matched = 0;
       while (!next.empty() && next.top().first == seq) {
