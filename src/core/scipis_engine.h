@@ -120,6 +120,10 @@ typedef struct scipis_index_info
 	uint64_t	total_tokens;
 	uint64_t	segments;
 	uint64_t	index_bytes;
+	/* This handle's own memory, and the segment files it has mapped (the
+	 * page cache's, shared by every process mapping them). */
+	uint64_t	heap_bytes;
+	uint64_t	mapped_bytes;
 } scipis_index_info;
 
 int			scipis_index_info_get(scipis_index *ix, scipis_index_info *info,
@@ -173,6 +177,43 @@ int			scipis_lookup(scipis_index *ix, const char *path, size_t path_len,
 						  scipis_docs *out, scipis_error *err);
 /* Every file of the collection, in path order. */
 int			scipis_list_files(scipis_index *ix, scipis_docs *out, scipis_error *err);
+
+/*
+ * A conjunction of ranges over file records, every bound inclusive except
+ * path_to; scipis_file_filter_init leaves each field unrestricted. Times
+ * in nanoseconds since the Unix epoch.
+ */
+typedef struct scipis_file_filter
+{
+	uint64_t	size_min, size_max;
+	int64_t		mtime_min, mtime_max;
+	int64_t		ctime_min, ctime_max;
+	uint32_t	uid_min, uid_max;
+	uint32_t	gid_min, gid_max;
+	/* Paths p with path_from <= p (bytewise) and, if path_to_set, p < path_to. */
+	const char *path_from;
+	size_t		path_from_len;
+	const char *path_to;
+	size_t		path_to_len;
+	int			path_to_set;
+} scipis_file_filter;
+
+void		scipis_file_filter_init(scipis_file_filter *f);
+
+/* What a filtered listing read: blocks of file records, and of them read. */
+typedef struct scipis_scan_stats
+{
+	uint64_t	blocks;
+	uint64_t	blocks_read;
+} scipis_scan_stats;
+
+/*
+ * The files matching every range of filter, in path order; blocks whose
+ * statistics rule them out are not read. stats (may be NULL) accumulates.
+ */
+int			scipis_list_files_where(scipis_index *ix, const scipis_file_filter *filter,
+									scipis_docs *out, scipis_scan_stats *stats,
+									scipis_error *err);
 /*
  * The files whose path matches pattern (search-semantics.md, "Paths": a
  * substring, or a shell glob on the whole path when it has '*', '?' or

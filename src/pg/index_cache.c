@@ -1,6 +1,7 @@
 /* Opened collection indexes, kept per backend while their manifest holds. */
 #include "collection.h"
 
+#include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -18,6 +19,8 @@ typedef struct CachedIndex
 } CachedIndex;
 
 static CachedIndex *cache = NULL;
+
+PG_FUNCTION_INFO_V1(scipis_backend_memory);
 
 static void
 drop_entry(CachedIndex **link)
@@ -82,6 +85,48 @@ scipis_index_cached(const ScipisCollection *c, bool missing_ok)
 	return ix;
 }
 
+/*
+ * What this backend holds for each collection it has opened: the engine's
+ * accounted heap, and the segment files mapped (pages of the page cache,
+ * shared with every other backend).
+ */
+Datum
+scipis_backend_memory(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *all = scipis_collection_all();
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (CachedIndex *e = cache; e; e = e->next)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		scipis_index_info info;
+		scipis_error err;
+		ListCell   *lc;
+
+		if (e->database != MyDatabaseId)
+			continue;
+		nulls[0] = true;
+		foreach(lc, all)
+		{
+			ScipisCollection *c = lfirst(lc);
+
+			if (c->id == e->id)
+			{
+				values[0] = CStringGetTextDatum(c->name);
+				nulls[0] = false;
+			}
+		}
+		if (scipis_index_info_get(e->ix, &info, &err) != 0)
+			scipis_raise(&err);
+		values[1] = Int64GetDatum((int64) info.heap_bytes);
+		values[2] = Int64GetDatum((int64) info.mapped_bytes);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
 text *
 scipis_path_text(const char *path, uint32 len)
 {
@@ -105,7 +150,9 @@ scipis_path_text(const char *path, uint32 len)
 TimestampTz
 scipis_timestamp(int64 mtime_ns)
 {
-	int64		us = mtime_ns / 1000;
+	/* Floor, as a timespec splits seconds: mtime >= T then means mtime_ns
+	 * >= 1000 T, before 1970 too. */
+	int64		us = mtime_ns / 1000 - (mtime_ns % 1000 < 0 ? 1 : 0);
 
 	return (TimestampTz) (us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
 }

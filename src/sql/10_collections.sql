@@ -78,6 +78,14 @@ RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, token
 AS 'MODULE_PATHNAME', 'scipis_locate_sql'
 LANGUAGE C VOLATILE;
 
+-- What this backend holds for the collections it has opened: the
+-- engine's own heap (bounded, whatever the number of files) and the
+-- segment files it maps (the page cache's pages, shared by all backends).
+CREATE FUNCTION scipis_backend_memory()
+RETURNS TABLE (collection text, heap_bytes bigint, mapped_bytes bigint)
+AS 'MODULE_PATHNAME', 'scipis_backend_memory'
+LANGUAGE C VOLATILE;
+
 CREATE FUNCTION scipis_collection_stats(name text,
     OUT files bigint, OUT bytes bigint, OUT index_bytes bigint,
     OUT last_indexed timestamptz)

@@ -482,8 +482,8 @@ def stat_fields(path):
     the ns values are), uid, gid, st_mode, inode (as a signed 64-bit)."""
     st = os.stat(path)
 
-    def us(ns):
-        return ns // 1000 if ns >= 0 else -((-ns) // 1000)
+    def us(ns):  # kept as 64-bit ns (clamped), shown floored to the µs
+        return max(-(1 << 63), min((1 << 63) - 1, ns)) // 1000
     ino = st.st_ino - (1 << 64) if st.st_ino >= (1 << 63) else st.st_ino
     return (us(st.st_mtime_ns), us(st.st_ctime_ns), st.st_uid, st.st_gid, st.st_mode, ino)
 

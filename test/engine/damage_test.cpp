@@ -118,7 +118,7 @@ TEST(Damage, WrongVersionWithValidChecksum) {
   expect_damage_reported([](Fixture& f) {
     std::string p = f.gen() + "/tfidf_index_0/seg_0.meta.0";
     std::string b = testutil::read(p);
-    b[8] = 9;  // version 9, header checksum recomputed
+    b[8] = static_cast<char>(scipis::kFormatVersion + 1);  // a later version, header checksum recomputed
     uint32_t crc = scipis::crc32c(b.data(), 28);
     for (int i = 0; i < 4; i++) b[28 + i] = static_cast<char>(crc >> (8 * i));
     testutil::write(p, b);

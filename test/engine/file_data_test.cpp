@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "index/file_block_stats.h"
 #include "index/path_index.h"
 #include "index/segment_format.h"
 #include "index/segment_reader.h"
@@ -55,6 +56,67 @@ std::string serialise(const std::vector<Rec>& recs) {
   return data;
 }
 
+// The length array and each block's statistics, read in place, against
+// the records themselves: lengths exact (or the escape), ranges exact,
+// fences the least and greatest paths cut to kPathFence bytes; and a
+// block's path test never rules out a range that holds one of its paths.
+void expect_lengths_and_stats(const std::string& bytes, const std::vector<Rec>& recs) {
+  const FileBlocks fb(kPath, bytes);
+  ASSERT_EQ(fb.records(), recs.size());
+  for (size_t i = 0; i < recs.size(); i++) {
+    const uint64_t want = std::min<uint64_t>(recs[i].d.tokens, scipis::kLenInRecord);
+    ASSERT_EQ(scipis::get_u32(fb.lens() + 4 * i), want) << i;
+  }
+  std::mt19937_64 rng(recs.size());
+  for (size_t b = 0; b < fb.blocks(); b++) {
+    const scipis::FileBlockStats st = fb.stats(b);
+    uint64_t smin = kU64Max, smax = 0;
+    int64_t mmin = kI64Max, mmax = kI64Min, cmin = kI64Max, cmax = kI64Min;
+    uint32_t umin = UINT32_MAX, umax = 0, gmin = UINT32_MAX, gmax = 0;
+    std::string lo, hi;
+    const size_t end = std::min(recs.size(), (b + 1) * kFileBlock);
+    for (size_t i = b * kFileBlock; i < end; i++) {
+      const DocInfo& d = recs[i].d;
+      smin = std::min(smin, d.size), smax = std::max(smax, d.size);
+      mmin = std::min(mmin, d.mtime_ns), mmax = std::max(mmax, d.mtime_ns);
+      cmin = std::min(cmin, d.ctime_ns), cmax = std::max(cmax, d.ctime_ns);
+      umin = std::min(umin, d.uid), umax = std::max(umax, d.uid);
+      gmin = std::min(gmin, d.gid), gmax = std::max(gmax, d.gid);
+      if (i == b * kFileBlock || recs[i].path < lo) lo = recs[i].path;
+      if (i == b * kFileBlock || recs[i].path > hi) hi = recs[i].path;
+    }
+    EXPECT_EQ(st.size_min, smin) << b;
+    EXPECT_EQ(st.size_max, smax) << b;
+    EXPECT_EQ(st.mtime_min, mmin) << b;
+    EXPECT_EQ(st.mtime_max, mmax) << b;
+    EXPECT_EQ(st.ctime_min, cmin) << b;
+    EXPECT_EQ(st.ctime_max, cmax) << b;
+    EXPECT_EQ(st.uid_min, umin) << b;
+    EXPECT_EQ(st.uid_max, umax) << b;
+    EXPECT_EQ(st.gid_min, gmin) << b;
+    EXPECT_EQ(st.gid_max, gmax) << b;
+    EXPECT_EQ(st.path_lo, lo.substr(0, scipis::kPathFence)) << b;
+    EXPECT_EQ(st.path_hi, hi.substr(0, scipis::kPathFence)) << b;
+    EXPECT_EQ(st.hi_cut, hi.size() > scipis::kPathFence) << b;
+    // Ranges around and between the block's paths (and prefixes of
+    // them): whenever one holds a path, the block may meet it.
+    for (int k = 0; k < 40; k++) {
+      const std::string& a = recs[b * kFileBlock + rng() % (end - b * kFileBlock)].path;
+      const std::string& z = recs[b * kFileBlock + rng() % (end - b * kFileBlock)].path;
+      std::string from = a.substr(0, rng() % (a.size() + 1));
+      std::string to = z.substr(0, rng() % (z.size() + 1));
+      if (rng() % 3 == 0) to.push_back(static_cast<char>(rng()));
+      if (rng() % 4 == 0) to.clear();
+      bool holds = false;
+      for (size_t i = b * kFileBlock; i < end; i++)
+        holds |= recs[i].path >= from && (to.empty() || recs[i].path < to);
+      if (holds) {
+        EXPECT_TRUE(st.paths_may_meet(from, to)) << b << " [" << from << ", " << to << ")";
+      }
+    }
+  }
+}
+
 void expect_round_trip(const std::vector<Rec>& recs) {
   FileData fd;
   fd.bytes = serialise(recs);
@@ -73,6 +135,7 @@ void expect_round_trip(const std::vector<Rec>& recs) {
     EXPECT_EQ(fd.docs[i].mode, recs[i].d.mode) << i;
     EXPECT_EQ(fd.paths[i], recs[i].path) << i;
   }
+  expect_lengths_and_stats(serialise(recs), recs);
 }
 
 // Records with consecutive seqs from first, as an indexer makes them.
@@ -109,7 +172,11 @@ size_t blocks_of(const std::string& b) {
   return static_cast<size_t>((count_of(b) + kFileBlock - 1) / kFileBlock);
 }
 // Where block k starts in the file, and where the first one does.
-size_t first_block(const std::string& b) { return kHeaderSize + 4 * blocks_of(b); }
+// (after the offset table, the two section crcs, the lengths and the
+// statistics).
+size_t first_block(const std::string& b) {
+  return kHeaderSize + 4 * blocks_of(b) + 8 + 4 * count_of(b) + scipis::kBlockStatBytes * blocks_of(b);
+}
 size_t block_start(const std::string& b, size_t k) { return first_block(b) + u32_at(b, kHeaderSize + 4 * k); }
 size_t block_end(const std::string& b, size_t k) {
   return k + 1 < blocks_of(b) ? block_start(b, k + 1) : b.size();
@@ -118,7 +185,7 @@ size_t block_end(const std::string& b, size_t k) {
 // Re-signs a file after an edit: the header's checksums, the table's and
 // every block's, so that the structural checks are what must catch it.
 void resign_header(std::string& b) {
-  set_u32(b, 24, scipis::crc32c(b.data() + kHeaderSize, 4 * blocks_of(b)));
+  set_u32(b, 24, scipis::crc32c(b.data() + kHeaderSize, 4 * blocks_of(b) + 8));
   set_u32(b, 28, scipis::crc32c(b.data(), 28));
 }
 void resign_block(std::string& b, size_t start, size_t end) {
@@ -129,7 +196,7 @@ void resign_block(std::string& b, size_t start, size_t end) {
 
 TEST(FileData, ZeroRecords) {
   std::string b = serialise({});
-  EXPECT_EQ(b.size(), kHeaderSize);
+  EXPECT_EQ(b.size(), kHeaderSize + 8);  // the two section crcs
   expect_round_trip({});
 }
 
@@ -219,6 +286,25 @@ TEST(FileData, RandomRecords) {
   expect_round_trip(v);
 }
 
+TEST(FileData, LengthsPastThirtyTwoBits) {
+  std::vector<Rec> v = plain(70);
+  v[3].d.tokens = scipis::kLenInRecord;
+  v[4].d.tokens = scipis::kLenInRecord - 1;
+  v[66].d.tokens = kU64Max;
+  v[67].d.tokens = uint64_t{1} << 40;
+  expect_round_trip(v);
+}
+
+// Paths longer than a fence, sharing more than a fence's bytes, in no
+// order within a block.
+TEST(FileData, FencesOfLongPaths) {
+  std::mt19937_64 rng(11);
+  std::vector<Rec> v = plain(300);
+  const std::string stem = "/scratch/project-with-a-long-name/run-";
+  for (Rec& r : v) r.path = stem + std::to_string(rng() % 1000) + (rng() % 2 ? "/a" : std::string(40, 'z'));
+  expect_round_trip(v);
+}
+
 TEST(FileData, SmallerThanFixedRecords) {
   // Fixed fields (six of 64 bits, three of 32: 60 bytes) and the whole
   // path per record.
@@ -298,6 +384,28 @@ TEST(FileDataDamage, BadOffsetTables) {
   }
 }
 
+// A flipped bit in the length array or the statistics is reported when
+// they are first read, naming the file.
+TEST(FileDataDamage, LengthsAndStatisticsChecked) {
+  const std::vector<Rec> v = plain(3 * kFileBlock + 5);
+  const std::string b = serialise(v);
+  const size_t lens_at = kHeaderSize + 4 * blocks_of(b) + 8;
+  const size_t stats_at = lens_at + 4 * v.size();
+  for (size_t at : {lens_at, lens_at + 4 * v.size() - 1, stats_at, stats_at + 70, first_block(b) - 1}) {
+    std::string d = b;
+    d[at] = static_cast<char>(d[at] ^ 4);
+    const FileBlocks fb(kPath, d);
+    try {
+      fb.lens();
+      fb.stats(0);
+      ADD_FAILURE() << "byte " << at << ": read without an error";
+    } catch (const scipis::Error& e) {
+      EXPECT_EQ(e.code(), SCIPIS_E_CORRUPT) << e.what();
+      EXPECT_NE(std::string(e.what()).find(kPath), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
   const std::string b = serialise(plain(2 * kFileBlock + 3));
   // A count no file could hold: refused before anything is sized by it.
@@ -306,8 +414,8 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
     std::string d = b;
     scipis::write_u64(d.data() + 16, count);
     // The table that count implies, re-signed where it fits the file.
-    if (4 * ((count + kFileBlock - 1) / kFileBlock) <= d.size() - kHeaderSize)
-      set_u32(d, 24, scipis::crc32c(d.data() + kHeaderSize, 4 * ((count + kFileBlock - 1) / kFileBlock)));
+    const uint64_t table = 4 * ((count + kFileBlock - 1) / kFileBlock) + 8;
+    if (table <= d.size() - kHeaderSize) set_u32(d, 24, scipis::crc32c(d.data() + kHeaderSize, table));
     set_u32(d, 28, scipis::crc32c(d.data(), 28));
     expect_corrupt(d, "count " + std::to_string(count));
   }
@@ -316,11 +424,16 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
     std::string d;
     scipis::FileHeader h;
     h.count = 1;
-    std::string table;
+    // The offset table, the length (5, as fields() has it) and zeroed
+    // statistics, each signed.
+    std::string lens, stats(scipis::kBlockStatBytes, '\0'), table;
+    scipis::put_u32(lens, 5);
     scipis::put_u32(table, 0);
+    scipis::put_u32(table, scipis::crc32c(lens.data(), lens.size()));
+    scipis::put_u32(table, scipis::crc32c(stats.data(), stats.size()));
     h.body_crc = scipis::crc32c(table.data(), table.size());
     scipis::put_header(d, scipis::kMagicFileData, h);
-    d += table;
+    d += table + lens + stats;
     std::string blk = record;
     scipis::put_u32(blk, scipis::crc32c(blk.data(), blk.size()));
     return d + blk;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "block_error.h"
+#include "util/time_ns.h"
 
 namespace scipis::block {
 
@@ -35,7 +36,7 @@ void DataFile::open(const std::string &var, const std::string &path)
 		fail(SCIPIS_E_INVALID, "variable \"%s\": \"%s\" is not a regular file", var.c_str(),
 			 path.c_str());
 	size = (int64_t)st.st_size;
-	mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	mtime_ns = timespec_ns(st.st_mtim);
 }
 
 void DataFile::read(void *buf, size_t n, int64_t off) const

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "index/file_block_stats.h"
 #include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -23,7 +24,9 @@ void PathIndex::serialise(int split_factor, std::string& data,
   // ahead.
   const size_t n = docs_.size();
   const size_t blocks = (n + kFileBlock - 1) / kFileBlock;
-  data.assign(kHeaderSize + 4 * blocks, '\0');
+  const size_t lens_at = kHeaderSize + 4 * blocks + 8;
+  const size_t stats_at = lens_at + 4 * n;
+  data.assign(stats_at + kBlockStatBytes * blocks, '\0');
   const size_t first = data.size();
   char rec[kMaxFileRecord];
   size_t path_off = 0;
@@ -32,13 +35,19 @@ void PathIndex::serialise(int split_factor, std::string& data,
     if (start - first >= kMaxFileBlocksBytes)
       fail(SCIPIS_E_INTERNAL, "file data of %zu records exceeds 4 GiB", n);
     write_u32(data.data() + kHeaderSize + 4 * b, static_cast<uint32_t>(start - first));
-    std::string_view prev;
+    std::string_view prev, lo, hi;
+    FileBlockStats st;
     const size_t end = std::min(n, (b + 1) * kFileBlock);
     for (size_t i = b * kFileBlock; i < end; i++) {
       const DocInfo& d = docs_[i];
       const std::string_view path(paths_.data() + path_off, lens_[i]);
       path_off += lens_[i];
       const bool head = i == b * kFileBlock;
+      st.add(d);
+      if (head || path < lo) lo = path;
+      if (head || path > hi) hi = path;
+      write_u32(data.data() + lens_at + 4 * i,
+                static_cast<uint32_t>(std::min<uint64_t>(d.tokens, kLenInRecord)));
       const DocInfo* p = head ? nullptr : &docs_[i - 1];
       char* w = rec;
       w = write_varint(w, head ? d.seq : d.seq - p->seq);
@@ -69,10 +78,13 @@ void PathIndex::serialise(int split_factor, std::string& data,
       prev = path;
     }
     put_u32(data, crc32c(data.data() + start, data.size() - start));
+    st.write(data.data() + stats_at + kBlockStatBytes * b, lo, hi);
   }
+  write_u32(data.data() + lens_at - 8, crc32c(data.data() + lens_at, 4 * n));
+  write_u32(data.data() + lens_at - 4, crc32c(data.data() + stats_at, kBlockStatBytes * blocks));
   FileHeader h;
   h.count = n;
-  h.body_crc = crc32c(data.data() + kHeaderSize, 4 * blocks);
+  h.body_crc = crc32c(data.data() + kHeaderSize, 4 * blocks + 8);
   std::string header;
   put_header(header, kMagicFileData, h);
   data.replace(0, kHeaderSize, header);

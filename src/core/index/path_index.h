@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "index/file_block_stats.h"
 #include "index/segment_format.h"
 #include "util/mem_account.h"
 
@@ -61,16 +62,17 @@ class PathIndex {
   static size_t held_bound(uint64_t budget) { return 2 * content_bound(budget); }
   static size_t flush_bound(uint64_t budget, int split_factor) {
     // Records (at most kMaxFileRecord bytes and the path's suffix per
-    // document, and an offset and a crc, 8 bytes, per block of
-    // kFileBlock: under kMaxFileRecord + 1 bytes and the path, against
-    // DocInfo's and the length's in memory), the meta entries (12 bytes
-    // each) and their sorting vectors (16), each twice over, and four
-    // headers per file (room for the headers and a last, partial block's
-    // 8 bytes).
-    static_assert(8 <= kFileBlock);
+    // document, its length (4 bytes), and an offset, a crc and the
+    // statistics per block of kFileBlock: under kMaxFileRecord + 7 bytes
+    // and the path, against DocInfo's and the length's in memory), the
+    // meta entries (12 bytes each) and their sorting vectors (16), each
+    // twice over, and four headers per file (room for the headers, the
+    // two section crcs and a last, partial block's overhead).
+    static_assert(8 + kBlockStatBytes <= 3 * kFileBlock);
     constexpr size_t in_memory = sizeof(DocInfo) + sizeof(uint32_t);
-    static_assert(kMaxFileRecord + 1 + 12 + 16 >= in_memory, "paths' bytes are bounded by the records'");
-    return 2 * (content_bound(budget) * (kMaxFileRecord + 1 + 12 + 16) / in_memory) +
+    constexpr size_t per_doc = kMaxFileRecord + 7 + 12 + 16;
+    static_assert(per_doc >= in_memory, "paths' bytes are bounded by the records'");
+    return 2 * (content_bound(budget) * per_doc / in_memory) +
            static_cast<size_t>(split_factor + 1) * 4 * kHeaderBytes;
   }
 
@@ -78,7 +80,7 @@ class PathIndex {
   // What memory() can reach: 90% of the budget, then one more file with
   // a path of at most 4096 bytes.
   static size_t content_bound(uint64_t budget) { return budget + 4096 + 64; }
-  static constexpr size_t kHeaderBytes = 32;
+  static constexpr size_t kHeaderBytes = 32 + 8 + 8 + kBlockStatBytes;
   // The most the blocks of the data file take for what is here now, and
   // what one more document (with a path under 1 MiB) adds to it.
   size_t encoded_bound() const {

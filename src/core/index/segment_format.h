@@ -16,10 +16,15 @@
 // File data: `count` records in blocks of kFileBlock (the last one
 //            shorter), blocks = ceil(count / kFileBlock):
 //            u32 block_offset[blocks] (from the first block's start; the
-//            first is 0), then the blocks back to back, the last ending at
-//            the end of the file. `body_crc` covers the offset table only;
-//            each block ends with its own u32 crc32c of the bytes before it
-//            in the block. A block's records, each:
+//            first is 0), u32 crc32c of the lengths, u32 crc32c of the
+//            block statistics (`body_crc` covers these three);
+//            u32 length[count]: each record's tokens, kLenInRecord when
+//            it is that or more (the record holds it); then per block its
+//            statistics (kBlockStatBytes, index/file_block_stats.h); then
+//            the blocks back to back, the last ending at the end of the
+//            file. Searches read lengths and statistics in place; each
+//            block ends with its own u32 crc32c of the bytes before it in
+//            the block. A block's records, each:
 //              varint seq delta (the first: seq itself; then seq minus the
 //                previous record's seq, modulo 2^64),
 //              varint size,
@@ -56,7 +61,9 @@ namespace scipis {
 // 7: file records keep ctime, inode, uid, gid and mode.
 // 8: one dictionary code for all splits of a flush (each split file still
 //    holds the tables).
-constexpr uint32_t kFormatVersion = 8;
+// 9: file data holds a dense length array and per-block statistics, read
+//    in place by searches and metadata queries.
+constexpr uint32_t kFormatVersion = 9;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
 constexpr size_t kFileBlock = 64;
@@ -67,6 +74,8 @@ constexpr size_t kMaxFileRecord = 6 * 10 + 2 * 5 + 3 * 5;
 constexpr size_t kMinFileRecord = 11;
 // The blocks of a file data file lie within 4 GiB (u32 offsets).
 constexpr uint64_t kMaxFileBlocksBytes = uint64_t{1} << 32;
+// A length of this or more is read from the record.
+constexpr uint32_t kLenInRecord = UINT32_MAX;
 
 inline constexpr char kMagicTfData[] = "SCIPISTD";
 inline constexpr char kMagicTfMeta[] = "SCIPISTM";

@@ -26,7 +26,23 @@ uint64_t word_of(std::string_view t) {
 }  // namespace
 
 TfMeta::TfMeta(std::string path, std::string bytes, const TfMeta* like)
-    : path_(std::move(path)), bytes_(std::move(bytes)) {
+    : path_(std::move(path)), owned_(std::move(bytes)), bytes_(owned_) {
+  open(like);
+}
+
+TfMeta::TfMeta(std::string path, std::shared_ptr<const MappedFile> file, const TfMeta* like)
+    : path_(std::move(path)), file_(std::move(file)), bytes_(file_->bytes()) {
+  open(like);
+}
+
+size_t TfMeta::heap_bytes(const TfMeta* like) const {
+  size_t n = sizeof(*this) + path_.capacity() + owned_.capacity() +
+             groups_.capacity() * sizeof(Group) + key_words_.capacity() * sizeof(uint64_t);
+  if (!like || like->codes_ != codes_) n += sizeof(DictDecoder);
+  return n;
+}
+
+void TfMeta::open(const TfMeta* like) {
   FileHeader h = check_header(path_, kMagicTfMeta, bytes_.data(), bytes_.size());
   std::string_view body(bytes_.data() + kHeaderSize, bytes_.size() - kHeaderSize);
   check_body(path_, h, body);
@@ -203,9 +219,11 @@ FileBlocks::FileBlocks(std::string path, std::string_view file)
   if (h.count > body / kMinFileRecord) fail_corrupt(path_, "record count exceeds the file");
   count_ = h.count;
   blocks_ = static_cast<size_t>((count_ + kFileBlock - 1) / kFileBlock);
-  first_ = kHeaderSize + 4 * blocks_;
+  lens_at_ = kHeaderSize + 4 * blocks_ + 8;
+  stats_at_ = lens_at_ + 4 * count_;
+  first_ = stats_at_ + kBlockStatBytes * blocks_;
   if (first_ > file_.size()) fail_corrupt(path_, "block table exceeds the file");
-  check_body(path_, h, file_.substr(kHeaderSize, 4 * blocks_));
+  check_body(path_, h, file_.substr(kHeaderSize, 4 * blocks_ + 8));
   const size_t room = file_.size() - first_;
   if (room > kMaxFileBlocksBytes) fail_corrupt(path_, "blocks exceed 4 GiB");
   if (blocks_ == 0 && room != 0) fail_corrupt(path_, "trailing bytes after the records");
@@ -218,6 +236,29 @@ FileBlocks::FileBlocks(std::string path, std::string_view file)
         end - start < records_in(b) * kMinFileRecord + 4)
       fail_corrupt(path_, "bad offset of file block " + std::to_string(b));
   }
+}
+
+void FileBlocks::check_lens() const {
+  const auto* p = reinterpret_cast<const unsigned char*>(file_.data());
+  if (crc32c(p + lens_at_, 4 * count_) != get_u32(p + lens_at_ - 8))
+    fail_corrupt(path_, "checksum mismatch in the length array");
+  lens_ok_ = true;
+}
+
+void FileBlocks::check_stats() const {
+  const auto* p = reinterpret_cast<const unsigned char*>(file_.data());
+  if (crc32c(p + stats_at_, kBlockStatBytes * blocks_) != get_u32(p + lens_at_ - 4))
+    fail_corrupt(path_, "checksum mismatch in the block statistics");
+  stats_ok_ = true;
+}
+
+FileBlockStats FileBlocks::stats(size_t b) const {
+  if (!stats_ok_) check_stats();
+  if (b >= blocks_) fail_corrupt(path_, "file block past the end");
+  FileBlockStats st;
+  if (!st.read(reinterpret_cast<const unsigned char*>(file_.data()) + stats_at_ + kBlockStatBytes * b))
+    fail_corrupt(path_, "bad statistics of file block " + std::to_string(b));
+  return st;
 }
 
 std::string_view FileBlocks::block(size_t b) const {
@@ -283,10 +324,15 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
     ends[i] = paths.size();
   }
   if (c.left() != 0) fail_corrupt(path_, "trailing bytes in file block " + std::to_string(b));
+  const unsigned char* arr = lens() + 4 * (b * kFileBlock);
+  for (size_t i = 0; i < n; i++)
+    if (get_u32(arr + 4 * i) != std::min<uint64_t>(docs[i].tokens, kLenInRecord))
+      fail_corrupt(path_, "length array differs from file block " + std::to_string(b));
 }
 
 void FileData::load(const std::string& path, FileData& out) {
   const FileBlocks fb(path, out.bytes);
+  if (fb.blocks()) fb.stats(0);  // checks them all
   const size_t n = static_cast<size_t>(fb.records());
   std::vector<size_t> ends(n);
   out.docs.resize(n);
@@ -299,27 +345,33 @@ void FileData::load(const std::string& path, FileData& out) {
   std::string().swap(out.bytes);
 }
 
-FileMeta::FileMeta(std::string path, const std::string& b, uint64_t records) {
-  FileHeader h = check_header(path, kMagicFileMeta, b.data(), b.size());
+FileMeta::FileMeta(std::string path, std::string_view b, uint64_t records) : path_(std::move(path)) {
+  FileHeader h = check_header(path_, kMagicFileMeta, b.data(), b.size());
   std::string_view body(b.data() + kHeaderSize, b.size() - kHeaderSize);
-  check_body(path, h, body);
-  if (body.size() != h.count * 12) fail_corrupt(path, "bad length");
-  Cursor c(body.data(), body.size());
-  entries_.resize(h.count);
-  for (auto& e : entries_) {
-    e.first = c.u64();
-    e.second = c.u32();
-    if (e.second >= records) fail_corrupt(path, "entry names an unknown record");
+  check_body(path_, h, body);
+  if (h.count > body.size() / 12 || body.size() != h.count * 12) fail_corrupt(path_, "bad length");
+  entries_ = reinterpret_cast<const unsigned char*>(body.data());
+  count_ = static_cast<size_t>(h.count);
+  // One pass, nothing copied: the binary search needs the order.
+  for (size_t i = 0; i < count_; i++) {
+    if (get_u32(entries_ + 12 * i + 8) >= records) fail_corrupt(path_, "entry names an unknown record");
+    if (i && (hash_at(i - 1) > hash_at(i) ||
+              (hash_at(i - 1) == hash_at(i) && get_u32(entries_ + 12 * i - 4) >= get_u32(entries_ + 12 * i + 8))))
+      fail_corrupt(path_, "entries out of order");
   }
-  if (!std::is_sorted(entries_.begin(), entries_.end()))
-    fail_corrupt(path, "entries out of order");
 }
 
 std::vector<uint32_t> FileMeta::find(uint64_t hash) const {
+  size_t lo = 0, hi = count_;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (hash_at(mid) < hash)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   std::vector<uint32_t> out;
-  auto it = std::lower_bound(entries_.begin(), entries_.end(),
-                             std::make_pair(hash, uint32_t{0}));
-  for (; it != entries_.end() && it->first == hash; ++it) out.push_back(it->second);
+  for (; lo < count_ && hash_at(lo) == hash; lo++) out.push_back(get_u32(entries_ + 12 * lo + 8));
   return out;
 }
 

@@ -9,9 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "index/file_block_stats.h"
 #include "index/path_index.h"
 #include "index/segment_format.h"
 #include "index/term_dict.h"
+#include "util/mapped_file.h"
 
 namespace scipis {
 
@@ -43,10 +45,16 @@ class TfMeta {
   // like, when given, is another split's dictionary of the same flush:
   // its decoding tables are shared when the codes are the same.
   TfMeta(std::string path, std::string bytes, const TfMeta* like = nullptr);
+  // The same, read in place from a mapped file.
+  TfMeta(std::string path, std::shared_ptr<const MappedFile> file, const TfMeta* like = nullptr);
   std::optional<TermRef> find(std::string_view term) const;
   size_t size() const { return count_; }
   // Every term, in dictionary order, with its reference.
   std::vector<std::pair<std::string, TermRef>> all() const;
+  // What this holds on the heap (the file's bytes are mapped or owned
+  // apart), the decoding tables counted when not shared with like.
+  size_t heap_bytes(const TfMeta* like) const;
+  size_t mapped_bytes() const { return file_ ? file_->bytes().size() : 0; }
 
  private:
   struct Group {
@@ -60,8 +68,11 @@ class TfMeta {
   // true.
   template <typename F>
   void scan(size_t g, F&& f) const;
+  void open(const TfMeta* like);
   std::string path_;
-  std::string bytes_;
+  std::string owned_;
+  std::shared_ptr<const MappedFile> file_;
+  std::string_view bytes_;  // owned_'s or file_'s
   size_t count_ = 0;
   uint64_t base_ = 0;
   std::vector<Group> groups_;
@@ -81,9 +92,9 @@ struct Posting {
 void decode_postings(const std::string& path, std::string_view region, const TermRef& r,
                      uint64_t seq_limit, std::vector<Posting>& out);
 
-// The blocks of a file-index data file (segment_format.h), each checked
-// as it is decoded: a header and an offset table read and checked once,
-// then any block on its own.
+// The blocks of a file-index data file (segment_format.h), read in
+// place: a header and an offset table checked once, the lengths and the
+// block statistics each checked on first use, then any block on its own.
 class FileBlocks {
  public:
   // file: the whole file, header included; it must outlive this.
@@ -98,18 +109,33 @@ class FileBlocks {
   // Decodes block b after checking its crc: records_in(b) records into
   // docs, their paths appended to paths, ends[i] the end of record i's
   // path there (it starts where the previous one ends, the first where
-  // paths ended on entry).
+  // paths ended on entry). Each record's length must be the one the
+  // length array holds.
   void decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends) const;
+  // The length array (u32 little-endian per record, kLenInRecord: in the
+  // record), checked on first use.
+  const unsigned char* lens() const {
+    if (!lens_ok_) check_lens();
+    return reinterpret_cast<const unsigned char*>(file_.data()) + lens_at_;
+  }
+  // Block b's statistics, checked on first use.
+  FileBlockStats stats(size_t b) const;
+  const std::string& path() const { return path_; }
+  size_t heap_bytes() const { return sizeof(*this) + path_.capacity(); }
 
  private:
   uint32_t offset(size_t b) const {
     return get_u32(reinterpret_cast<const unsigned char*>(file_.data()) + kHeaderSize + 4 * b);
   }
+  void check_lens() const;
+  void check_stats() const;
   std::string path_;
   std::string_view file_;
   uint64_t count_ = 0;
   size_t blocks_ = 0;
+  size_t lens_at_ = 0, stats_at_ = 0;
   size_t first_ = 0;  // where the first block starts in file_
+  mutable bool lens_ok_ = false, stats_ok_ = false;
 };
 
 // A file-index data file: the segment's documents.
@@ -121,15 +147,21 @@ struct FileData {
   static void load(const std::string& path, FileData& out);
 };
 
-// One split of a file-index metadata file: path hash -> record number.
+// One split of a file-index metadata file: path hash -> record number,
+// searched in place in the mapped file.
 class FileMeta {
  public:
-  FileMeta(std::string path, const std::string& bytes, uint64_t records);
+  // file must outlive this.
+  FileMeta(std::string path, std::string_view file, uint64_t records);
   // Record numbers whose path hash equals hash.
   std::vector<uint32_t> find(uint64_t hash) const;
+  size_t heap_bytes() const { return sizeof(*this) + path_.capacity(); }
 
  private:
-  std::vector<std::pair<uint64_t, uint32_t>> entries_;
+  uint64_t hash_at(size_t i) const { return get_u64(entries_ + 12 * i); }
+  std::string path_;
+  const unsigned char* entries_ = nullptr;
+  size_t count_ = 0;
 };
 
 }  // namespace scipis

@@ -14,6 +14,7 @@
 #include "index/path_index.h"
 #include "index/segment_format.h"
 #include "index/tfidf_index.h"
+#include "util/time_ns.h"
 #include "util/error.h"
 #include "util/fileio.h"
 
@@ -158,12 +159,9 @@ int open_for_reading(int dirfd, const char* name, bool nofollow, bool direct) {
 }
 
 FileAttrs attrs_of(const struct stat& st) {
-  auto ns = [](const struct timespec& t) {
-    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-  };
   FileAttrs a;
-  a.mtime_ns = ns(st.st_mtim);
-  a.ctime_ns = ns(st.st_ctim);
+  a.mtime_ns = timespec_ns(st.st_mtim);
+  a.ctime_ns = timespec_ns(st.st_ctim);
   a.ino = static_cast<uint64_t>(st.st_ino);
   a.uid = static_cast<uint32_t>(st.st_uid);
   a.gid = static_cast<uint32_t>(st.st_gid);

@@ -6,6 +6,7 @@
 
 #include "index/segment_format.h"
 #include "query/collection.h"
+#include "query/doc_reader.h"
 #include "query/path_pattern.h"
 #include "query/search.h"
 #include "scipis_engine.h"
@@ -36,8 +37,9 @@ void emit(scipis_docs* out, DocsOwner* owner) {
   out->owner = owner;
 }
 
-void add_doc(DocsOwner& o, const DocInfo& d, std::string_view path, double score) {
-  scipis_doc doc{};
+void set_doc(DocsOwner& o, size_t i, const DocInfo& d, std::string_view path, double score) {
+  scipis_doc& doc = o.docs[i];
+  doc = scipis_doc{};
   doc.size = d.size;
   doc.mtime_ns = d.mtime_ns;
   doc.tokens = d.tokens;
@@ -47,8 +49,13 @@ void add_doc(DocsOwner& o, const DocInfo& d, std::string_view path, double score
   doc.gid = d.gid;
   doc.mode = d.mode;
   doc.score = score;
-  o.docs.push_back(doc);
-  o.paths.emplace_back(path);
+  o.paths[i] = path;
+}
+
+void add_doc(DocsOwner& o, const DocInfo& d, std::string_view path, double score) {
+  o.docs.emplace_back();
+  o.paths.emplace_back();
+  set_doc(o, o.docs.size() - 1, d, path, score);
 }
 
 }  // namespace
@@ -76,6 +83,8 @@ extern "C" int scipis_index_info_get(scipis_index* ix, scipis_index_info* info,
     info->total_tokens = m.total_tokens;
     info->segments = m.segments.size();
     info->index_bytes = m.index_bytes;
+    info->heap_bytes = ix->c.heap_bytes() + sizeof(scipis_index) - sizeof(Collection);
+    info->mapped_bytes = ix->c.mapped_bytes();
   });
 }
 
@@ -89,9 +98,24 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
       fail(SCIPIS_E_INVALID, "search query has no terms (no word characters)");
     auto hits = search(ix->c, terms, k, ranking, match);
     auto owner = std::make_unique<DocsOwner>();
-    for (const Hit& h : hits) {
-      IndexerState& st = ix->c.indexer(h.indexer);
-      add_doc(*owner, *st.docs[h.seq], st.paths[h.seq], h.score);
+    owner->docs.resize(hits.size());
+    owner->paths.resize(hits.size());
+    // Records read in document order, each block once, then placed in
+    // rank order.
+    std::vector<size_t> order(hits.size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return hits[a].indexer != hits[b].indexer ? hits[a].indexer < hits[b].indexer : hits[a].seq < hits[b].seq;
+    });
+    std::unique_ptr<DocReader> rd;
+    uint32_t rd_indexer = 0;
+    for (size_t i : order) {
+      const Hit& h = hits[i];
+      if (!rd || rd_indexer != h.indexer) {
+        rd = std::make_unique<DocReader>(ix->c, h.indexer);
+        rd_indexer = h.indexer;
+      }
+      set_doc(*owner, i, rd->doc(h.seq), rd->path(h.seq), h.score);
     }
     emit(out, owner.release());
   });
@@ -105,11 +129,18 @@ extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len
     uint64_t hash = fnv1a(p);
     uint32_t split = static_cast<uint32_t>(hash % ix->c.manifest().split_factor);
     auto owner = std::make_unique<DocsOwner>();
+    DocInfo docs[kFileBlock];
+    size_t ends[kFileBlock];
+    std::string paths;
     for (auto& s : ix->c.segments()) {
       if (s.ref.docs == 0) continue;
       for (uint32_t rec : ix->c.file_meta(s, split).find(hash)) {
-        const FileData& fd = ix->c.files(s);
-        if (fd.paths[rec] == p) add_doc(*owner, fd.docs[rec], fd.paths[rec], 0);
+        const FileBlocks& fb = ix->c.files(s);
+        paths.clear();
+        fb.decode(rec / kFileBlock, docs, paths, ends);
+        const size_t i = rec % kFileBlock, at = i ? ends[i - 1] : 0;
+        const std::string_view found = std::string_view(paths).substr(at, ends[i] - at);
+        if (found == p) add_doc(*owner, docs[i], found, 0);
       }
       if (!owner->docs.empty()) break;
     }
@@ -118,25 +149,47 @@ extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len
 }
 
 namespace {
-// Every file of the collection whose path keep() accepts, in path order.
-template <typename Keep>
-void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep) {
-  std::vector<std::pair<std::string_view, const DocInfo*>> all;
-  for (uint32_t i = 0; i < ix->c.indexer_count(); i++) {
-    IndexerState& st = ix->c.indexer(i);
-    for (size_t k = 0; k < st.docs.size(); k++)
-      if (keep(st.paths[k])) all.emplace_back(st.paths[k], st.docs[k]);
+// Every file of the collection whose path keep() accepts, in path order,
+// read block by block from the mapped file data; blocks that block_ok()
+// rules out from their statistics are not read.
+template <typename Keep, typename BlockOk>
+void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, BlockOk&& block_ok,
+                scipis_scan_stats* stats = nullptr) {
+  std::vector<std::pair<std::string, DocInfo>> all;
+  DocInfo docs[kFileBlock];
+  size_t ends[kFileBlock];
+  std::string paths;
+  for (auto& s : ix->c.segments()) {
+    if (s.ref.docs == 0) continue;
+    const FileBlocks& fb = ix->c.files(s);
+    for (size_t b = 0; b < fb.blocks(); b++) {
+      if (stats) stats->blocks++;
+      if (!block_ok(fb, b)) continue;
+      if (stats) stats->blocks_read++;
+      paths.clear();
+      fb.decode(b, docs, paths, ends);
+      for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
+        const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
+        if (keep(p, docs[i])) all.emplace_back(std::string(p), docs[i]);
+      }
+    }
   }
-  std::sort(all.begin(), all.end());
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   auto owner = std::make_unique<DocsOwner>();
-  for (const auto& [p, d] : all) add_doc(*owner, *d, p, 0);
+  owner->docs.reserve(all.size());
+  owner->paths.reserve(all.size());
+  for (const auto& [p, d] : all) add_doc(*owner, d, p, 0);
   emit(out, owner.release());
 }
+
+constexpr auto kEveryBlock = [](const FileBlocks&, size_t) { return true; };
 }  // namespace
 
 extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return guarded(err, [&] { list_files(ix, out, [](std::string_view) { return true; }); });
+  return guarded(err, [&] {
+    list_files(ix, out, [](std::string_view, const DocInfo&) { return true; }, kEveryBlock);
+  });
 }
 
 extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t pattern_len,
@@ -144,7 +197,42 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
   *out = scipis_docs{};
   return guarded(err, [&] {
     const PathPattern pat(std::string_view(pattern, pattern_len));
-    list_files(ix, out, [&](std::string_view path) { return pat.matches(path); });
+    list_files(ix, out, [&](std::string_view path, const DocInfo&) { return pat.matches(path); },
+               kEveryBlock);
+  });
+}
+
+extern "C" void scipis_file_filter_init(scipis_file_filter* f) {
+  *f = scipis_file_filter{};
+  f->size_max = UINT64_MAX;
+  f->mtime_min = f->ctime_min = INT64_MIN;
+  f->mtime_max = f->ctime_max = INT64_MAX;
+  f->uid_max = f->gid_max = UINT32_MAX;
+}
+
+extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filter* f,
+                                       scipis_docs* out, scipis_scan_stats* stats,
+                                       scipis_error* err) {
+  *out = scipis_docs{};
+  return guarded(err, [&] {
+    const std::string_view from(f->path_from ? f->path_from : "", f->path_from ? f->path_from_len : 0);
+    const std::string_view to(f->path_to ? f->path_to : "", f->path_to ? f->path_to_len : 0);
+    // An empty upper end is below every path: nothing matches.
+    if (f->path_to_set && to.empty()) return emit(out, new DocsOwner);
+    auto keep = [&](std::string_view p, const DocInfo& d) {
+      return d.size >= f->size_min && d.size <= f->size_max && d.mtime_ns >= f->mtime_min &&
+             d.mtime_ns <= f->mtime_max && d.ctime_ns >= f->ctime_min && d.ctime_ns <= f->ctime_max &&
+             d.uid >= f->uid_min && d.uid <= f->uid_max && d.gid >= f->gid_min && d.gid <= f->gid_max &&
+             p >= from && (!f->path_to_set || p < to);
+    };
+    auto block_ok = [&](const FileBlocks& fb, size_t b) {
+      const FileBlockStats st = fb.stats(b);
+      return st.size_max >= f->size_min && st.size_min <= f->size_max && st.mtime_max >= f->mtime_min &&
+             st.mtime_min <= f->mtime_max && st.ctime_max >= f->ctime_min && st.ctime_min <= f->ctime_max &&
+             st.uid_max >= f->uid_min && st.uid_min <= f->uid_max && st.gid_max >= f->gid_min &&
+             st.gid_min <= f->gid_max && st.paths_may_meet(from, f->path_to_set ? to : std::string_view());
+    };
+    list_files(ix, out, keep, block_ok, stats);
   });
 }
 

@@ -40,6 +40,10 @@ Collection::Collection(std::string dir) : dir_(std::move(dir)) {
     s.file_meta.resize(m_.split_factor);
   }
   for (auto& s : segs_) ix_[s.ref.indexer].segs.push_back(&s);
+  for (IndexerState& ix : ix_) {
+    ix.first.push_back(0);
+    for (SegmentState* s : ix.segs) ix.first.push_back(ix.first.back() + s->ref.docs);
+  }
 }
 
 bool Collection::is_current() const {
@@ -53,8 +57,6 @@ const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
   auto& slot = s.tf_meta[split];
   if (!slot) {
     std::string p = s.tf_dir + seg_meta(s.ref.seg, split);
-    std::string bytes;
-    if (!read_file(p, bytes)) fail_corrupt(p, "file is missing");
     // Any split of the segment already open may share its code tables.
     const TfMeta* like = nullptr;
     for (const auto& other : s.tf_meta) {
@@ -63,7 +65,7 @@ const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
         break;
       }
     }
-    slot = std::make_unique<TfMeta>(p, std::move(bytes), like);
+    slot = std::make_unique<TfMeta>(p, MappedFile::open_any(p), like);
   }
   return *slot;
 }
@@ -96,54 +98,60 @@ void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out)
   pread_exact(fd->get(), out.data(), len, at, p);
 }
 
-const FileData& Collection::files(SegmentState& s) {
+const FileBlocks& Collection::files(SegmentState& s) {
   if (!s.files) {
     std::string p = s.file_dir + seg_data(s.ref.seg);
-    auto fd = std::make_unique<FileData>();
-    if (!read_file(p, fd->bytes)) fail_corrupt(p, "file is missing");
-    if (fd->bytes.size() != s.ref.file_data_bytes)
-      fail_corrupt(p, "file size differs from the manifest (truncated or overwritten)");
-    FileData::load(p, *fd);
-    if (fd->docs.size() != s.ref.docs)
-      fail_corrupt(p, "document count differs from the manifest");
-    s.files = std::move(fd);
+    auto map = MappedFile::open(p, s.ref.file_data_bytes);
+    auto fb = std::make_unique<FileBlocks>(p, map->bytes());
+    if (fb->records() != s.ref.docs) fail_corrupt(p, "document count differs from the manifest");
+    s.file_map = std::move(map);
+    s.files = std::move(fb);
   }
   return *s.files;
 }
 
 const FileMeta& Collection::file_meta(SegmentState& s, uint32_t split) {
   auto& slot = s.file_meta[split];
-  if (!slot) {
+  if (!slot.meta) {
     std::string p = s.file_dir + seg_meta(s.ref.seg, split);
-    std::string bytes;
-    if (!read_file(p, bytes)) fail_corrupt(p, "file is missing");
-    slot = std::make_unique<FileMeta>(p, bytes, s.ref.docs);
+    auto map = MappedFile::open_any(p);
+    slot.meta = std::make_unique<FileMeta>(p, map->bytes(), s.ref.docs);
+    slot.map = std::move(map);
   }
-  return *slot;
+  return *slot.meta;
 }
 
-IndexerState& Collection::indexer(uint32_t i) {
-  IndexerState& st = ix_[i];
-  if (st.loaded) return st;
-  std::vector<const DocInfo*> docs;
-  std::vector<std::string_view> paths;
-  std::vector<double> lens;
-  for (SegmentState* s : st.segs) {
-    const FileData& fd = files(*s);
-    for (size_t k = 0; k < fd.docs.size(); k++) {
-      if (fd.docs[k].seq != docs.size())
-        fail_corrupt(s->file_dir + seg_data(s->ref.seg),
-                     "document numbers are not consecutive");
-      docs.push_back(&fd.docs[k]);
-      paths.push_back(fd.paths[k]);
-      lens.push_back(static_cast<double>(fd.docs[k].tokens));
+size_t Collection::heap_bytes() const {
+  size_t n = sizeof(*this) + dir_.capacity() + gen_dir_.capacity() + sizeof(Tokenizer) +
+             segs_.capacity() * sizeof(SegmentState) + ix_.capacity() * sizeof(IndexerState);
+  for (const SegmentState& s : segs_) {
+    n += s.tf_dir.capacity() + s.file_dir.capacity() +
+         s.tf_meta.capacity() * sizeof(s.tf_meta[0]) + s.file_meta.capacity() * sizeof(s.file_meta[0]);
+    const TfMeta* first = nullptr;
+    for (const auto& m : s.tf_meta) {
+      if (!m) continue;
+      n += m->heap_bytes(first);
+      if (!first) first = m.get();
     }
+    if (s.files) n += s.files->heap_bytes();
+    for (const auto& m : s.file_meta)
+      if (m.meta) n += m.meta->heap_bytes();
   }
-  st.docs = std::move(docs);
-  st.paths = std::move(paths);
-  st.lens = std::move(lens);
-  st.loaded = true;
-  return st;
+  for (const IndexerState& ix : ix_)
+    n += ix.segs.capacity() * sizeof(SegmentState*) + ix.first.capacity() * sizeof(uint64_t);
+  return n;
+}
+
+size_t Collection::mapped_bytes() const {
+  size_t n = 0;
+  for (const SegmentState& s : segs_) {
+    if (s.file_map) n += s.file_map->bytes().size();
+    for (const auto& m : s.file_meta)
+      if (m.map) n += m.map->bytes().size();
+    for (const auto& m : s.tf_meta)
+      if (m) n += m->mapped_bytes();
+  }
+  return n;
 }
 
 }  // namespace scipis

@@ -20,18 +20,22 @@ struct SegmentState {
   std::string tf_dir, file_dir;
   Fd tf_fd;  // kept open while the collection holds few enough
   std::vector<std::unique_ptr<TfMeta>> tf_meta;  // by split, lazily
-  std::unique_ptr<FileData> files;
-  std::vector<std::unique_ptr<FileMeta>> file_meta;
+  // The file data, mapped and read in place.
+  std::shared_ptr<const MappedFile> file_map;
+  std::unique_ptr<FileBlocks> files;
+  struct Meta {
+    std::shared_ptr<const MappedFile> map;
+    std::unique_ptr<FileMeta> meta;
+  };
+  std::vector<Meta> file_meta;  // by split, lazily
 };
 
+// One indexer's segments; its documents are numbered (seq) across them in
+// flush order, segment s holding [first[s], first[s + 1]).
 struct IndexerState {
-  std::vector<SegmentState*> segs;  // in flush order
-  bool loaded = false;
-  std::vector<const DocInfo*> docs;  // by seq
-  std::vector<std::string_view> paths;
-  // Each document's token count as the formulas take it, by seq: scoring
-  // reads one dense array, not a record per posting.
-  std::vector<double> lens;
+  std::vector<SegmentState*> segs;
+  std::vector<uint64_t> first;
+  uint64_t docs() const { return first.back(); }
 };
 
 class Collection {
@@ -42,12 +46,16 @@ class Collection {
   bool is_current() const;
 
   const TfMeta& tf_meta(SegmentState& s, uint32_t split);
-  const FileData& files(SegmentState& s);
+  // The segment's file data, mapped on first use.
+  const FileBlocks& files(SegmentState& s);
   const FileMeta& file_meta(SegmentState& s, uint32_t split);
   // Reads one posting block of a segment's TF data.
   void read_block(SegmentState& s, const TermRef& r, std::string& out);
-  // The documents of one indexer, by seq, loaded on first use.
-  IndexerState& indexer(uint32_t i);
+  IndexerState& indexer(uint32_t i) { return ix_[i]; }
+  // What this holds on the backend's heap; the segment files it maps are
+  // shared through the page cache and counted apart.
+  size_t heap_bytes() const;
+  size_t mapped_bytes() const;
   std::vector<SegmentState>& segments() { return segs_; }
   size_t indexer_count() const { return ix_.size(); }
 

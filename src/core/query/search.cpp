@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 
 #include "index/segment_format.h"
+#include "query/doc_reader.h"
 #include "query/topk.h"
 #include "util/bytes.h"
 #include "util/error.h"
@@ -41,7 +42,7 @@ std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::s
                                    uint32_t split) {
   std::vector<Posting> out;
   std::string block;
-  uint64_t limit = ix.docs.size();
+  uint64_t limit = ix.docs();
   for (SegmentState* s : ix.segs) {
     auto ref = c.tf_meta(*s, split).find(term);
     if (!ref) continue;
@@ -107,7 +108,7 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
   auto cmp = [](const Ranked& a, const Ranked& b2) { return better(a, b2); };
   std::vector<Ranked> all;
   for (uint32_t i = 0; i < ni; i++) {
-    IndexerState& ix = c.indexer(i);
+    DocReader rd(c, i);
     // Top-k heap of this partial index: its root is the worst kept hit.
     std::priority_queue<Ranked, std::vector<Ranked>, decltype(cmp)> heap(cmp);
     std::vector<Ranked> every;
@@ -122,7 +123,7 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
       if (!postings[i][t].empty()) next.push({postings[i][t][0].seq, t});
     while (!next.empty()) {
       const uint64_t seq = next.top().first;
-      const double len = ix.lens[seq];
+      const double len = rd.len(seq);
       double score = 0;
       size_t matched = 0;
       while (!next.empty() && next.top().first == seq) {
@@ -138,14 +139,15 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
           score += qf * std::sqrt(tf) * idf[t] / std::sqrt(len);
       }
       if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
-      Ranked r{score, ix.paths[seq], i, seq};
+      if (k >= 0 && heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
+      Ranked r{score, std::string(rd.path(seq)), i, seq};
       if (k < 0) {
-        every.push_back(r);
+        every.push_back(std::move(r));
       } else if (heap.size() < static_cast<size_t>(k)) {
-        heap.push(r);
+        heap.push(std::move(r));
       } else if (better(r, heap.top())) {
         heap.pop();
-        heap.push(r);
+        heap.push(std::move(r));
       }
     }
     while (!heap.empty()) {

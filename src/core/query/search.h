@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct Hit {
 // A hit while a query runs, with its path for the tie-break.
 struct Ranked {
   double score;
-  std::string_view path;
+  std::string path;
   uint32_t indexer;
   uint64_t seq;
 };

@@ -9,6 +9,7 @@
 
 #include "index/postings_codec.h"
 #include "index/segment_format.h"
+#include "query/doc_reader.h"
 #include "util/error.h"
 
 namespace scipis {
@@ -137,14 +138,14 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         const bool split_before = prev_seg != SIZE_MAX && prev_last >= seg_docs[i][prev_seg].b;
         uint64_t first_posting;
         if (ref->len == 0) {
-          if (ref->seq >= ix.docs.size()) fail_corrupt(path, "posting names an unknown document");
+          if (ref->seq >= ix.docs()) fail_corrupt(path, "posting names an unknown document");
           tb.blks.push_back({nullptr, 0, si, prev_last, ref->seq, 0, ref->seq, ref->tf});
           first_posting = ref->seq;
         } else {
           tb.regions.push_back(std::make_unique<std::string>());
           c.read_block(*s, *ref, *tb.regions.back());
           tb.readers.push_back(std::make_unique<RegionReader>(
-              path, region_in(path, *tb.regions.back(), *ref), ref->df, ref->base, ix.docs.size()));
+              path, region_in(path, *tb.regions.back(), *ref), ref->df, ref->base, ix.docs()));
           const RegionReader& r = *tb.readers.back();
           for (size_t b = 0; b < r.blocks().size(); b++) {
             const uint64_t first = b ? r.blocks()[b - 1].last_seq + 1 : prev_last;
@@ -180,7 +181,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   std::vector<std::vector<Posting>> win(nt);
   std::vector<size_t> pos(nt);
   for (uint32_t i = 0; i < ni; i++) {
-    IndexerState& ix = c.indexer(i);
+    DocReader rd(c, i);
     // Bounds: a block that may hold part of a document split over two
     // flushes (its counts sum over both) has none.
     for (size_t t = 0; t < nt; t++) {
@@ -191,7 +192,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         if (partial) {
           blk.bound = kInf;
         } else if (!blk.reader) {
-          blk.bound = score_of[t](blk.tf, ix.lens[blk.seq]);
+          blk.bound = score_of[t](blk.tf, rd.len(blk.seq));
         } else {
           blk.bound = score_of[t].bound(blk.reader->blocks()[blk.index]);
         }
@@ -242,7 +243,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           for (size_t t = 0; t < nt; t++)
             if (pos[t] < win[t].size()) seq = std::min(seq, win[t][pos[t]].seq);
           if (seq == UINT64_MAX) break;
-          const double len = ix.lens[seq];
+          const double len = rd.len(seq);
           double score = 0;
           size_t matched = 0;
           for (size_t t = 0; t < nt; t++) {
@@ -255,12 +256,12 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
           // Below the k-th score: no path is needed to know it stays out.
           if (heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
-          Ranked r{score, ix.paths[seq], i, seq};
+          Ranked r{score, std::string(rd.path(seq)), i, seq};
           if (heap.size() < static_cast<size_t>(k)) {
-            heap.push(r);
+            heap.push(std::move(r));
           } else if (better(r, heap.top())) {
             heap.pop();
-            heap.push(r);
+            heap.push(std::move(r));
           }
         }
       }

@@ -1,0 +1,39 @@
+#include "query/doc_reader.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace scipis {
+
+void DocReader::locate(uint64_t seq) {
+  if (seq >= ix_.docs()) fail(SCIPIS_E_INTERNAL, "document %llu of %llu", static_cast<unsigned long long>(seq),
+                              static_cast<unsigned long long>(ix_.docs()));
+  // The last segment starting at or before seq (empty ones skipped).
+  const size_t s = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
+                                       ix_.first.begin()) - 1;
+  const FileBlocks& fb = c_.files(*ix_.segs[s]);
+  a_ = ix_.first[s];
+  n_ = fb.records();
+  lens_ = fb.lens();
+}
+
+void DocReader::load(uint64_t seq) {
+  if (seq - block_a_ < block_n_) return;
+  if (seq - a_ >= n_) locate(seq);
+  const size_t s = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
+                                       ix_.first.begin()) - 1;
+  SegmentState& seg = *ix_.segs[s];
+  const FileBlocks& fb = c_.files(seg);
+  const size_t b = static_cast<size_t>((seq - a_) / kFileBlock);
+  paths_.clear();
+  block_n_ = 0;
+  fb.decode(b, docs_, paths_, ends_);
+  const uint64_t first = a_ + b * kFileBlock;
+  for (size_t i = 0; i < fb.records_in(b); i++)
+    if (docs_[i].seq != first + i) fail_corrupt(fb.path(), "document numbers are not consecutive");
+  block_a_ = first;
+  block_n_ = fb.records_in(b);
+}
+
+}  // namespace scipis

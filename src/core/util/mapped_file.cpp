@@ -1,0 +1,47 @@
+#include "util/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "util/error.h"
+#include "util/fileio.h"
+
+namespace scipis {
+
+std::shared_ptr<const MappedFile> MappedFile::map(const std::string& path, const uint64_t* expect) {
+  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) {
+    if (errno == ENOENT) fail_corrupt(path, "file is missing");
+    fail_io(errno, "open", path);
+  }
+  Fd fd(raw);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) fail_io(errno, "stat", path);
+  if (!S_ISREG(st.st_mode)) fail_corrupt(path, "not a regular file");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (expect && size != *expect)
+    fail_corrupt(path, "file size differs from the manifest (truncated or overwritten)");
+  if (size == 0) return std::shared_ptr<const MappedFile>(new MappedFile(path, nullptr, 0));
+  // The descriptor is not needed once mapped.
+  void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (p == MAP_FAILED) fail_io(errno, "mmap", path);
+  return std::shared_ptr<const MappedFile>(new MappedFile(path, p, static_cast<size_t>(size)));
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, uint64_t expect_size) {
+  return map(path, &expect_size);
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open_any(const std::string& path) {
+  return map(path, nullptr);
+}
+
+MappedFile::~MappedFile() {
+  if (p_) ::munmap(const_cast<void*>(p_), n_);
+}
+
+}  // namespace scipis

@@ -1,0 +1,35 @@
+// A segment file mapped read-only: its pages are the page cache's, shared
+// by every backend that maps it, and are not copied into any of them.
+// Segment files are never changed once the manifest names them (a new
+// generation writes new files), so a mapping stays valid while it is held.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace scipis {
+
+class MappedFile {
+ public:
+  // Maps path; a missing file, or one whose size is not expect_size, is a
+  // corruption error naming it.
+  static std::shared_ptr<const MappedFile> open(const std::string& path, uint64_t expect_size);
+  // Any size (for files whose size no manifest records).
+  static std::shared_ptr<const MappedFile> open_any(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view bytes() const { return {static_cast<const char*>(p_), n_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile(std::string path, const void* p, size_t n) : path_(std::move(path)), p_(p), n_(n) {}
+  static std::shared_ptr<const MappedFile> map(const std::string& path, const uint64_t* expect);
+  std::string path_;
+  const void* p_;
+  size_t n_;
+};
+
+}  // namespace scipis
