@@ -32,6 +32,7 @@ _PG_init(void)
 							   0,
 							   NULL, NULL, NULL);
 	MarkGUCPrefixReserved("scipis");
+	scipis_files_scan_init();
 }
 
 /*

@@ -17,4 +17,7 @@ char	   *scipis_database_dir(void);
 /* Raises insufficient_privilege unless the user may read server files. */
 void		scipis_require_read_server_files(const char *what);
 
+/* The custom scan of scipis_files (files_scan.c), installed at load. */
+void		scipis_files_scan_init(void);
+
 #endif

@@ -1,5 +1,6 @@
 /* scipis_search, scipis_lookup, the file list and collection statistics. */
 #include "collection.h"
+#include "request.h"
 
 #include <sys/stat.h>
 
@@ -61,7 +62,7 @@ choose(const char *what, text *arg, const char *first, const char *second)
 	return -1;
 }
 
-static List *
+List *
 collections_to_search(text *name_arg)
 {
 	List	   *result = NIL;
@@ -106,24 +107,6 @@ append_docs(Row **rows, int *n, int *cap, const char *collection, scipis_docs *d
 	}
 }
 
-typedef enum RequestKind
-{
-	REQ_SEARCH,
-	REQ_LOOKUP,
-	REQ_LIST,
-	REQ_LOCATE
-} RequestKind;
-
-typedef struct Request
-{
-	RequestKind kind;
-	const char *bytes;			/* the query, the path or the pattern */
-	size_t		len;
-	int64		k;
-	scipis_ranking ranking;
-	scipis_match match;
-} Request;
-
 /*
  * Runs req on the collection's index; false when it has no index yet and
  * missing_ok. A rebuild that commits between our manifest check and our
@@ -131,7 +114,7 @@ typedef struct Request
  * on the new index, so a search sees the old or the new index, never an
  * error for the switch.
  */
-static bool
+bool
 run_request(const ScipisCollection *c, bool missing_ok, const Request *req, scipis_docs *docs)
 {
 	for (int attempt = 0;; attempt++)
@@ -157,6 +140,9 @@ run_request(const ScipisCollection *c, bool missing_ok, const Request *req, scip
 				break;
 			case REQ_LOCATE:
 				rc = scipis_locate(ix, req->bytes, req->len, docs, &err);
+				break;
+			case REQ_LIST_WHERE:
+				rc = scipis_list_files_where(ix, req->filter, docs, req->stats, &err);
 				break;
 		}
 		if (rc == 0)
@@ -247,31 +233,30 @@ scipis_search_sql(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/*
- * Emits (collection, path, size, mtime, tokens, ctime, uid, gid, mode,
- * inode) rows. An inode past 2^63 - 1 shows as bigint's two's complement
- * (as int64_t holds it): PostgreSQL has no unsigned 64-bit type, and this
- * keeps equal inodes equal.
- */
+void
+file_row_values(const char *collection, const scipis_doc *d, Datum *values)
+{
+	values[0] = CStringGetTextDatum(collection);
+	values[1] = PointerGetDatum(scipis_path_text(d->path, d->path_len));
+	values[2] = Int64GetDatum((int64) d->size);
+	values[3] = TimestampTzGetDatum(scipis_timestamp(d->mtime_ns));
+	values[4] = Int64GetDatum((int64) d->tokens);
+	values[5] = TimestampTzGetDatum(scipis_timestamp(d->ctime_ns));
+	values[6] = Int64GetDatum((int64) d->uid);
+	values[7] = Int64GetDatum((int64) d->gid);
+	values[8] = Int32GetDatum((int32) d->mode);
+	values[9] = Int64GetDatum((int64) d->inode);
+}
+
 static void
 put_file_rows(ReturnSetInfo *rsinfo, const char *collection, scipis_docs *docs)
 {
 	for (size_t i = 0; i < docs->n; i++)
 	{
-		const scipis_doc *d = &docs->docs[i];
-		Datum		values[10];
-		bool		nulls[10] = {0};
+		Datum		values[FILE_ROW_COLUMNS];
+		bool		nulls[FILE_ROW_COLUMNS] = {0};
 
-		values[0] = CStringGetTextDatum(collection);
-		values[1] = PointerGetDatum(scipis_path_text(d->path, d->path_len));
-		values[2] = Int64GetDatum((int64) d->size);
-		values[3] = TimestampTzGetDatum(scipis_timestamp(d->mtime_ns));
-		values[4] = Int64GetDatum((int64) d->tokens);
-		values[5] = TimestampTzGetDatum(scipis_timestamp(d->ctime_ns));
-		values[6] = Int64GetDatum((int64) d->uid);
-		values[7] = Int64GetDatum((int64) d->gid);
-		values[8] = Int32GetDatum((int32) d->mode);
-		values[9] = Int64GetDatum((int64) d->inode);
+		file_row_values(collection, &docs->docs[i], values);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

@@ -68,6 +68,16 @@ void expect_lengths_and_stats(const std::string& bytes, const std::vector<Rec>& 
     ASSERT_EQ(scipis::get_u32(fb.lens() + 4 * i), want) << i;
   }
   std::mt19937_64 rng(recs.size());
+  // The fences keep what follows the prefix all paths share.
+  size_t lcp = recs.empty() ? 0 : recs[0].path.size();
+  for (const Rec& r : recs) {
+    size_t k = 0;
+    while (k < lcp && k < r.path.size() && r.path[k] == recs[0].path[k]) k++;
+    lcp = k;
+  }
+  if (fb.blocks()) {
+    EXPECT_EQ(fb.common_prefix(), recs[0].path.substr(0, lcp));
+  }
   for (size_t b = 0; b < fb.blocks(); b++) {
     const scipis::FileBlockStats st = fb.stats(b);
     uint64_t smin = kU64Max, smax = 0;
@@ -95,9 +105,9 @@ void expect_lengths_and_stats(const std::string& bytes, const std::vector<Rec>& 
     EXPECT_EQ(st.uid_max, umax) << b;
     EXPECT_EQ(st.gid_min, gmin) << b;
     EXPECT_EQ(st.gid_max, gmax) << b;
-    EXPECT_EQ(st.path_lo, lo.substr(0, scipis::kPathFence)) << b;
-    EXPECT_EQ(st.path_hi, hi.substr(0, scipis::kPathFence)) << b;
-    EXPECT_EQ(st.hi_cut, hi.size() > scipis::kPathFence) << b;
+    EXPECT_EQ(st.path_lo, lo.substr(lcp, scipis::kPathFence)) << b;
+    EXPECT_EQ(st.path_hi, hi.substr(lcp, scipis::kPathFence)) << b;
+    EXPECT_EQ(st.hi_cut, hi.size() - lcp > scipis::kPathFence) << b;
     // Ranges around and between the block's paths (and prefixes of
     // them): whenever one holds a path, the block may meet it.
     for (int k = 0; k < 40; k++) {
@@ -111,7 +121,9 @@ void expect_lengths_and_stats(const std::string& bytes, const std::vector<Rec>& 
       for (size_t i = b * kFileBlock; i < end; i++)
         holds |= recs[i].path >= from && (to.empty() || recs[i].path < to);
       if (holds) {
-        EXPECT_TRUE(st.paths_may_meet(from, to)) << b << " [" << from << ", " << to << ")";
+        std::string_view sfrom, sto;
+        const bool any = scipis::range_after_prefix(fb.common_prefix(), from, to, !to.empty(), sfrom, sto);
+        EXPECT_TRUE(any && st.paths_may_meet(sfrom, sto)) << b << " [" << from << ", " << to << ")";
       }
     }
   }
@@ -172,10 +184,11 @@ size_t blocks_of(const std::string& b) {
   return static_cast<size_t>((count_of(b) + kFileBlock - 1) / kFileBlock);
 }
 // Where block k starts in the file, and where the first one does.
-// (after the offset table, the two section crcs, the lengths and the
-// statistics).
+// (after the offset table, the two section crcs, the common prefix's
+// length, the lengths and the statistics).
 size_t first_block(const std::string& b) {
-  return kHeaderSize + 4 * blocks_of(b) + 8 + 4 * count_of(b) + scipis::kBlockStatBytes * blocks_of(b);
+  const size_t lens = kHeaderSize + 4 * blocks_of(b) + 12;
+  return lens + 4 * count_of(b) + u32_at(b, lens - 4) + scipis::kBlockStatBytes * blocks_of(b);
 }
 size_t block_start(const std::string& b, size_t k) { return first_block(b) + u32_at(b, kHeaderSize + 4 * k); }
 size_t block_end(const std::string& b, size_t k) {
@@ -185,7 +198,7 @@ size_t block_end(const std::string& b, size_t k) {
 // Re-signs a file after an edit: the header's checksums, the table's and
 // every block's, so that the structural checks are what must catch it.
 void resign_header(std::string& b) {
-  set_u32(b, 24, scipis::crc32c(b.data() + kHeaderSize, 4 * blocks_of(b) + 8));
+  set_u32(b, 24, scipis::crc32c(b.data() + kHeaderSize, 4 * blocks_of(b) + 12));
   set_u32(b, 28, scipis::crc32c(b.data(), 28));
 }
 void resign_block(std::string& b, size_t start, size_t end) {
@@ -196,7 +209,7 @@ void resign_block(std::string& b, size_t start, size_t end) {
 
 TEST(FileData, ZeroRecords) {
   std::string b = serialise({});
-  EXPECT_EQ(b.size(), kHeaderSize + 8);  // the two section crcs
+  EXPECT_EQ(b.size(), kHeaderSize + 12);  // two section crcs, a prefix length
   expect_round_trip({});
 }
 
@@ -389,7 +402,7 @@ TEST(FileDataDamage, BadOffsetTables) {
 TEST(FileDataDamage, LengthsAndStatisticsChecked) {
   const std::vector<Rec> v = plain(3 * kFileBlock + 5);
   const std::string b = serialise(v);
-  const size_t lens_at = kHeaderSize + 4 * blocks_of(b) + 8;
+  const size_t lens_at = kHeaderSize + 4 * blocks_of(b) + 12;
   const size_t stats_at = lens_at + 4 * v.size();
   for (size_t at : {lens_at, lens_at + 4 * v.size() - 1, stats_at, stats_at + 70, first_block(b) - 1}) {
     std::string d = b;
@@ -414,7 +427,7 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
     std::string d = b;
     scipis::write_u64(d.data() + 16, count);
     // The table that count implies, re-signed where it fits the file.
-    const uint64_t table = 4 * ((count + kFileBlock - 1) / kFileBlock) + 8;
+    const uint64_t table = 4 * ((count + kFileBlock - 1) / kFileBlock) + 12;
     if (table <= d.size() - kHeaderSize) set_u32(d, 24, scipis::crc32c(d.data() + kHeaderSize, table));
     set_u32(d, 28, scipis::crc32c(d.data(), 28));
     expect_corrupt(d, "count " + std::to_string(count));
@@ -431,6 +444,7 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
     scipis::put_u32(table, 0);
     scipis::put_u32(table, scipis::crc32c(lens.data(), lens.size()));
     scipis::put_u32(table, scipis::crc32c(stats.data(), stats.size()));
+    scipis::put_u32(table, 0);  // no common prefix kept
     h.body_crc = scipis::crc32c(table.data(), table.size());
     scipis::put_header(d, scipis::kMagicFileData, h);
     d += table + lens + stats;

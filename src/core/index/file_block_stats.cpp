@@ -76,4 +76,23 @@ bool FileBlockStats::paths_may_meet(std::string_view from, std::string_view to) 
   return path_hi >= from;
 }
 
+bool range_after_prefix(std::string_view prefix, std::string_view from, std::string_view to,
+                        bool to_set, std::string_view& sfrom, std::string_view& sto) {
+  const std::string_view head = from.substr(0, prefix.size());
+  if (head < prefix.substr(0, head.size())) {
+    sfrom = {};  // every path is above from
+  } else if (head != prefix.substr(0, head.size())) {
+    return false;  // every path is below from
+  } else {
+    sfrom = from.size() > prefix.size() ? from.substr(prefix.size()) : std::string_view();
+  }
+  sto = {};
+  if (!to_set) return true;
+  const std::string_view top = to.substr(0, prefix.size());
+  if (top > prefix.substr(0, top.size())) return true;  // every path is below to
+  if (top != prefix.substr(0, top.size()) || to.size() <= prefix.size()) return false;
+  sto = to.substr(prefix.size());
+  return true;
+}
+
 }  // namespace scipis

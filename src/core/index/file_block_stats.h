@@ -43,4 +43,10 @@ struct FileBlockStats {
   bool paths_may_meet(std::string_view from, std::string_view to) const;
 };
 
+// A path range [from, to) (to_set false: no upper end) over paths that all
+// begin with prefix, as the range of what follows the prefix ([sfrom,
+// sto), sto empty: no upper end); false when no such path lies in it.
+bool range_after_prefix(std::string_view prefix, std::string_view from, std::string_view to,
+                        bool to_set, std::string_view& sfrom, std::string_view& sto);
+
 }  // namespace scipis

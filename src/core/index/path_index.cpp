@@ -1,6 +1,7 @@
 #include "index/path_index.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "index/file_block_stats.h"
 #include "index/segment_format.h"
@@ -24,9 +25,17 @@ void PathIndex::serialise(int split_factor, std::string& data,
   // ahead.
   const size_t n = docs_.size();
   const size_t blocks = (n + kFileBlock - 1) / kFileBlock;
-  const size_t lens_at = kHeaderSize + 4 * blocks + 8;
+  // The prefix every path shares: fences keep the bytes after it.
+  size_t lcp = n ? lens_[0] : 0;
+  for (size_t i = 1, off = lens_[0]; i < n && lcp; off += lens_[i++]) {
+    size_t k = 0;
+    while (k < lcp && k < lens_[i] && paths_[k] == paths_[off + k]) k++;
+    lcp = k;
+  }
+  const size_t lens_at = kHeaderSize + 4 * blocks + 12;
   const size_t stats_at = lens_at + 4 * n;
-  data.assign(stats_at + kBlockStatBytes * blocks, '\0');
+  data.assign(stats_at + lcp + kBlockStatBytes * blocks, '\0');
+  std::memcpy(data.data() + stats_at, paths_.data(), lcp);
   const size_t first = data.size();
   char rec[kMaxFileRecord];
   size_t path_off = 0;
@@ -78,13 +87,14 @@ void PathIndex::serialise(int split_factor, std::string& data,
       prev = path;
     }
     put_u32(data, crc32c(data.data() + start, data.size() - start));
-    st.write(data.data() + stats_at + kBlockStatBytes * b, lo, hi);
+    st.write(data.data() + stats_at + lcp + kBlockStatBytes * b, lo.substr(lcp), hi.substr(lcp));
   }
-  write_u32(data.data() + lens_at - 8, crc32c(data.data() + lens_at, 4 * n));
-  write_u32(data.data() + lens_at - 4, crc32c(data.data() + stats_at, kBlockStatBytes * blocks));
+  write_u32(data.data() + lens_at - 12, crc32c(data.data() + lens_at, 4 * n));
+  write_u32(data.data() + lens_at - 8, crc32c(data.data() + stats_at, lcp + kBlockStatBytes * blocks));
+  write_u32(data.data() + lens_at - 4, static_cast<uint32_t>(lcp));
   FileHeader h;
   h.count = n;
-  h.body_crc = crc32c(data.data() + kHeaderSize, 4 * blocks + 8);
+  h.body_crc = crc32c(data.data() + kHeaderSize, 4 * blocks + 12);
   std::string header;
   put_header(header, kMagicFileData, h);
   data.replace(0, kHeaderSize, header);

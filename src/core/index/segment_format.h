@@ -17,10 +17,12 @@
 //            shorter), blocks = ceil(count / kFileBlock):
 //            u32 block_offset[blocks] (from the first block's start; the
 //            first is 0), u32 crc32c of the lengths, u32 crc32c of the
-//            block statistics (`body_crc` covers these three);
-//            u32 length[count]: each record's tokens, kLenInRecord when
-//            it is that or more (the record holds it); then per block its
-//            statistics (kBlockStatBytes, index/file_block_stats.h); then
+//            statistics, u32 bytes of the paths' common prefix
+//            (`body_crc` covers these four); u32 length[count]: each
+//            record's tokens, kLenInRecord when it is that or more (the
+//            record holds it); the statistics: the common prefix of all
+//            paths, then per block kBlockStatBytes (index/
+//            file_block_stats.h, fences after the common prefix); then
 //            the blocks back to back, the last ending at the end of the
 //            file. Searches read lengths and statistics in place; each
 //            block ends with its own u32 crc32c of the bytes before it in

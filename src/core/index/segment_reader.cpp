@@ -219,11 +219,15 @@ FileBlocks::FileBlocks(std::string path, std::string_view file)
   if (h.count > body / kMinFileRecord) fail_corrupt(path_, "record count exceeds the file");
   count_ = h.count;
   blocks_ = static_cast<size_t>((count_ + kFileBlock - 1) / kFileBlock);
-  lens_at_ = kHeaderSize + 4 * blocks_ + 8;
+  lens_at_ = kHeaderSize + 4 * blocks_ + 12;
+  if (lens_at_ > file_.size()) fail_corrupt(path_, "block table exceeds the file");
+  check_body(path_, h, file_.substr(kHeaderSize, 4 * blocks_ + 12));
   stats_at_ = lens_at_ + 4 * count_;
-  first_ = stats_at_ + kBlockStatBytes * blocks_;
+  const size_t lcp = get_u32(reinterpret_cast<const unsigned char*>(file_.data()) + lens_at_ - 4);
+  if (lcp > file_.size()) fail_corrupt(path_, "block statistics exceed the file");
+  first_ = stats_at_ + lcp + kBlockStatBytes * blocks_;
   if (first_ > file_.size()) fail_corrupt(path_, "block table exceeds the file");
-  check_body(path_, h, file_.substr(kHeaderSize, 4 * blocks_ + 8));
+  lcp_ = file_.substr(stats_at_, lcp);
   const size_t room = file_.size() - first_;
   if (room > kMaxFileBlocksBytes) fail_corrupt(path_, "blocks exceed 4 GiB");
   if (blocks_ == 0 && room != 0) fail_corrupt(path_, "trailing bytes after the records");
@@ -240,14 +244,14 @@ FileBlocks::FileBlocks(std::string path, std::string_view file)
 
 void FileBlocks::check_lens() const {
   const auto* p = reinterpret_cast<const unsigned char*>(file_.data());
-  if (crc32c(p + lens_at_, 4 * count_) != get_u32(p + lens_at_ - 8))
+  if (crc32c(p + lens_at_, 4 * count_) != get_u32(p + lens_at_ - 12))
     fail_corrupt(path_, "checksum mismatch in the length array");
   lens_ok_ = true;
 }
 
 void FileBlocks::check_stats() const {
   const auto* p = reinterpret_cast<const unsigned char*>(file_.data());
-  if (crc32c(p + stats_at_, kBlockStatBytes * blocks_) != get_u32(p + lens_at_ - 4))
+  if (crc32c(p + stats_at_, lcp_.size() + kBlockStatBytes * blocks_) != get_u32(p + lens_at_ - 8))
     fail_corrupt(path_, "checksum mismatch in the block statistics");
   stats_ok_ = true;
 }
@@ -256,7 +260,8 @@ FileBlockStats FileBlocks::stats(size_t b) const {
   if (!stats_ok_) check_stats();
   if (b >= blocks_) fail_corrupt(path_, "file block past the end");
   FileBlockStats st;
-  if (!st.read(reinterpret_cast<const unsigned char*>(file_.data()) + stats_at_ + kBlockStatBytes * b))
+  if (!st.read(reinterpret_cast<const unsigned char*>(file_.data()) + stats_at_ + lcp_.size() +
+               kBlockStatBytes * b))
     fail_corrupt(path_, "bad statistics of file block " + std::to_string(b));
   return st;
 }

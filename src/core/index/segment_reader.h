@@ -118,8 +118,14 @@ class FileBlocks {
     if (!lens_ok_) check_lens();
     return reinterpret_cast<const unsigned char*>(file_.data()) + lens_at_;
   }
-  // Block b's statistics, checked on first use.
+  // Block b's statistics, checked on first use; their path fences hold
+  // the bytes after common_prefix().
   FileBlockStats stats(size_t b) const;
+  // The prefix every path of the file shares (read with the statistics).
+  std::string_view common_prefix() const {
+    if (!stats_ok_) check_stats();
+    return lcp_;
+  }
   const std::string& path() const { return path_; }
   size_t heap_bytes() const { return sizeof(*this) + path_.capacity(); }
 
@@ -134,6 +140,7 @@ class FileBlocks {
   uint64_t count_ = 0;
   size_t blocks_ = 0;
   size_t lens_at_ = 0, stats_at_ = 0;
+  std::string_view lcp_;
   size_t first_ = 0;  // where the first block starts in file_
   mutable bool lens_ok_ = false, stats_ok_ = false;
 };

@@ -225,12 +225,22 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
              d.uid >= f->uid_min && d.uid <= f->uid_max && d.gid >= f->gid_min && d.gid <= f->gid_max &&
              p >= from && (!f->path_to_set || p < to);
     };
+    // Path bounds in terms of what follows the file's common prefix,
+    // worked out once per file.
+    const FileBlocks* last = nullptr;
+    bool any = true;
+    std::string_view sfrom, sto;
     auto block_ok = [&](const FileBlocks& fb, size_t b) {
+      if (&fb != last) {
+        any = range_after_prefix(fb.common_prefix(), from, to, f->path_to_set, sfrom, sto);
+        last = &fb;
+      }
+      if (!any) return false;
       const FileBlockStats st = fb.stats(b);
       return st.size_max >= f->size_min && st.size_min <= f->size_max && st.mtime_max >= f->mtime_min &&
              st.mtime_min <= f->mtime_max && st.ctime_max >= f->ctime_min && st.ctime_min <= f->ctime_max &&
              st.uid_max >= f->uid_min && st.uid_min <= f->uid_max && st.gid_max >= f->gid_min &&
-             st.gid_min <= f->gid_max && st.paths_may_meet(from, f->path_to_set ? to : std::string_view());
+             st.gid_min <= f->gid_max && st.paths_may_meet(sfrom, sto);
     };
     list_files(ix, out, keep, block_ok, stats);
   });
