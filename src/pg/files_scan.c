@@ -350,6 +350,19 @@ explain_files_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 }
 
+/*
+ * The support function of scipis_list_files. The planner calls it (for a
+ * row estimate) before it builds the function's paths, which loads this
+ * library: the path hook is then in place for a new backend's first query.
+ */
+PG_FUNCTION_INFO_V1(scipis_files_support);
+
+Datum
+scipis_files_support(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(NULL);
+}
+
 void
 scipis_files_scan_init(void)
 {

@@ -55,11 +55,19 @@ RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, token
 AS 'MODULE_PATHNAME', 'scipis_lookup_sql'
 LANGUAGE C VOLATILE ROWS 1;
 
+-- Its support function only makes the planner load the library, whose
+-- custom scan then answers conditions on scipis_files from the catalog's
+-- statistics (README).
+CREATE FUNCTION scipis_files_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'scipis_files_support'
+LANGUAGE C STRICT;
+
 CREATE FUNCTION scipis_list_files()
 RETURNS TABLE (collection text, path text, size bigint, mtime timestamptz, tokens bigint,
     ctime timestamptz, uid bigint, gid bigint, mode integer, inode bigint)
 AS 'MODULE_PATHNAME', 'scipis_files_sql'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE SUPPORT scipis_files_support;
 
 CREATE VIEW scipis_files AS SELECT * FROM scipis_list_files();
 
