@@ -273,13 +273,13 @@ std::string_view FileBlocks::block(size_t b) const {
   return file_.substr(first_ + start, end - start);
 }
 
-void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends) const {
+void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends, size_t upto) const {
   const std::string_view blk = block(b);
   const size_t len = blk.size() - 4;
   if (crc32c(blk.data(), len) != get_u32(reinterpret_cast<const unsigned char*>(blk.data()) + len))
     fail_corrupt(path_, "checksum mismatch in file block " + std::to_string(b));
   Cursor c(blk.data(), len);
-  const size_t n = records_in(b);
+  const size_t n = std::min(upto, records_in(b));
   size_t prev_at = paths.size(), prev_len = 0;
   for (size_t i = 0; i < n; i++) {
     DocInfo& d = docs[i];
@@ -328,7 +328,8 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
     prev_len = shared + tail.size();
     ends[i] = paths.size();
   }
-  if (c.left() != 0) fail_corrupt(path_, "trailing bytes in file block " + std::to_string(b));
+  if (n == records_in(b) && c.left() != 0)
+    fail_corrupt(path_, "trailing bytes in file block " + std::to_string(b));
   const unsigned char* arr = lens() + 4 * (b * kFileBlock);
   for (size_t i = 0; i < n; i++)
     if (get_u32(arr + 4 * i) != std::min<uint64_t>(docs[i].tokens, kLenInRecord))

@@ -110,8 +110,9 @@ class FileBlocks {
   // docs, their paths appended to paths, ends[i] the end of record i's
   // path there (it starts where the previous one ends, the first where
   // paths ended on entry). Each record's length must be the one the
-  // length array holds.
-  void decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends) const;
+  // length array holds. With upto, only the first upto records.
+  void decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends,
+              size_t upto = kFileBlock) const;
   // The length array (u32 little-endian per record, kLenInRecord: in the
   // record), checked on first use.
   const unsigned char* lens() const {

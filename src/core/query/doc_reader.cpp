@@ -20,6 +20,9 @@ void DocReader::locate(uint64_t seq) {
 
 void DocReader::load(uint64_t seq) {
   if (seq - block_a_ < block_n_) return;
+  // A record of the block decoded last, past what was decoded: the block
+  // whole, as reads in document order go on through it.
+  const bool whole = seq - block_a_ < kFileBlock && block_n_ > 0;
   if (seq - a_ >= n_) locate(seq);
   const size_t s = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
                                        ix_.first.begin()) - 1;
@@ -28,12 +31,14 @@ void DocReader::load(uint64_t seq) {
   const size_t b = static_cast<size_t>((seq - a_) / kFileBlock);
   paths_.clear();
   block_n_ = 0;
-  fb.decode(b, docs_, paths_, ends_);
   const uint64_t first = a_ + b * kFileBlock;
-  for (size_t i = 0; i < fb.records_in(b); i++)
+  // Records up to seq's: a path is front-coded against the one before it.
+  const size_t n = whole && first == block_a_ ? fb.records_in(b) : static_cast<size_t>(seq - first) + 1;
+  fb.decode(b, docs_, paths_, ends_, n);
+  for (size_t i = 0; i < n; i++)
     if (docs_[i].seq != first + i) fail_corrupt(fb.path(), "document numbers are not consecutive");
   block_a_ = first;
-  block_n_ = fb.records_in(b);
+  block_n_ = n;
 }
 
 }  // namespace scipis

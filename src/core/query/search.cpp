@@ -70,6 +70,16 @@ std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::s
 
 }  // namespace
 
+const std::string& RankOrder::path(const Ranked& r) {
+  auto [it, fresh] = paths_.try_emplace({r.indexer, r.seq});
+  if (fresh) {
+    auto& rd = readers_[r.indexer];
+    if (!rd) rd = std::make_unique<DocReader>(c_, r.indexer);
+    it->second = rd->path(r.seq);
+  }
+  return it->second;
+}
+
 std::vector<Hit> search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
                         scipis_ranking ranking, scipis_match match) {
   if (k > 0 && terms.size() <= kTopkMaxTerms) return topk_search(c, terms, k, ranking, match);
@@ -105,7 +115,8 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
   }
   const double k1 = 1.2, b = 0.75;
 
-  auto cmp = [](const Ranked& a, const Ranked& b2) { return better(a, b2); };
+  RankOrder better(c);
+  auto cmp = [&](const Ranked& a, const Ranked& b2) { return better(a, b2); };
   std::vector<Ranked> all;
   for (uint32_t i = 0; i < ni; i++) {
     DocReader rd(c, i);
@@ -140,14 +151,14 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
       }
       if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
       if (k >= 0 && heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
-      Ranked r{score, std::string(rd.path(seq)), i, seq};
+      Ranked r{score, i, seq};
       if (k < 0) {
-        every.push_back(std::move(r));
+        every.push_back(r);
       } else if (heap.size() < static_cast<size_t>(k)) {
-        heap.push(std::move(r));
+        heap.push(r);
       } else if (better(r, heap.top())) {
         heap.pop();
-        heap.push(std::move(r));
+        heap.push(r);
       }
     }
     while (!heap.empty()) {
@@ -157,7 +168,7 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
     all.insert(all.end(), every.begin(), every.end());
   }
   // n-way merge of the partial indexes' results.
-  std::sort(all.begin(), all.end(), better);
+  std::sort(all.begin(), all.end(), cmp);
   if (k >= 0 && all.size() > static_cast<size_t>(k)) all.resize(static_cast<size_t>(k));
   std::vector<Hit> hits;
   hits.reserve(all.size());

@@ -2,11 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
+
 #include "query/collection.h"
+#include "query/doc_reader.h"
 #include "scipis_engine.h"
 
 namespace scipis {
@@ -17,19 +21,29 @@ struct Hit {
   double score;
 };
 
-// A hit while a query runs, with its path for the tie-break.
+// A hit while a query runs.
 struct Ranked {
   double score;
-  std::string path;
   uint32_t indexer;
   uint64_t seq;
 };
 
-// Orders best first: higher score, then smaller path.
-inline bool better(const Ranked& a, const Ranked& b) {
-  if (a.score != b.score) return a.score > b.score;
-  return a.path < b.path;
-}
+// Best first: higher score, then smaller path. A path is read (its block
+// decoded) only when two scores tie, and kept for the query.
+class RankOrder {
+ public:
+  explicit RankOrder(Collection& c) : c_(c), readers_(c.indexer_count()) {}
+  bool operator()(const Ranked& a, const Ranked& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return path(a) < path(b);
+  }
+
+ private:
+  const std::string& path(const Ranked& r);
+  Collection& c_;
+  std::vector<std::unique_ptr<DocReader>> readers_;
+  absl::node_hash_map<std::pair<uint32_t, uint64_t>, std::string> paths_;
+};
 
 struct QueryTerm {
   std::string term;

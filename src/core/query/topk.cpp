@@ -176,7 +176,8 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
     score_of[t] = Scorer{ranking, idf, static_cast<double>(terms[t].qf), avgdl};
   }
 
-  auto cmp = [](const Ranked& a, const Ranked& b) { return better(a, b); };
+  RankOrder better(c);
+  auto cmp = [&](const Ranked& a, const Ranked& b) { return better(a, b); };
   std::priority_queue<Ranked, std::vector<Ranked>, decltype(cmp)> heap(cmp);
   std::vector<std::vector<Posting>> win(nt);
   std::vector<size_t> pos(nt);
@@ -256,12 +257,12 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
           // Below the k-th score: no path is needed to know it stays out.
           if (heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
-          Ranked r{score, std::string(rd.path(seq)), i, seq};
+          Ranked r{score, i, seq};
           if (heap.size() < static_cast<size_t>(k)) {
-            heap.push(std::move(r));
+            heap.push(r);
           } else if (better(r, heap.top())) {
             heap.pop();
-            heap.push(std::move(r));
+            heap.push(r);
           }
         }
       }
@@ -274,7 +275,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
     all.push_back(heap.top());
     heap.pop();
   }
-  std::sort(all.begin(), all.end(), better);
+  std::sort(all.begin(), all.end(), cmp);
   std::vector<Hit> hits;
   for (const auto& r : all) hits.push_back({r.indexer, r.seq, r.score});
   return hits;
