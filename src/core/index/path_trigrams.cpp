@@ -43,8 +43,7 @@ size_t packed_len(uint32_t k, unsigned w) {
 class TrigramIds {
  public:
   TrigramIds() { resize(12); }
-  size_t size() const { return used_; }
-  // The id of t, a new one (size() before the call) if t is new.
+  // The id of t: the next one if t is new.
   uint32_t add(uint32_t t) {
     size_t i = slot(t);
     for (; slots_[i] != kFree; i = (i + 1) & mask_)
@@ -54,6 +53,7 @@ class TrigramIds {
     if (used_ * 2 > mask_) resize(bits_ + 1);
     return id;
   }
+  // The id of t, which was added (pass 2 sees pass 1's trigrams).
   uint32_t get(uint32_t t) const {
     size_t i = slot(t);
     while (static_cast<uint32_t>(slots_[i] >> 32) != t) i = (i + 1) & mask_;
@@ -116,11 +116,11 @@ void each_trigram(std::string_view paths, std::span<const uint32_t> lens, Id&& i
   Vec<uint32_t> ids, prev_ids;
   for (size_t r = 0; r < lens.size(); r++) {
     const uint32_t n = lens[r];
-    uint32_t shared = 0;
-    const uint32_t most = std::min(n, prev_len);
+    size_t shared = 0;
+    const size_t most = std::min(n, prev_len);
     while (shared < most && p[shared] == prev[shared]) shared++;
     if (n > ids.size()) ids.resize(n);
-    uint32_t i = 0;
+    size_t i = 0;
     for (; i + 3 <= shared; i++) f(ids[i] = prev_ids[i], static_cast<uint32_t>(r));
     for (; i + 3 <= n; i++) f(ids[i] = id(trigram_at(p + i)), static_cast<uint32_t>(r));
     ids.swap(prev_ids);
