@@ -141,10 +141,9 @@ std::string build_path_trigrams(std::string_view paths, std::span<const uint32_t
   TrigramIds ids;
   Vec<Building> lists;
   Vec<Placed> placed;
-  struct Closed {
-    uint32_t id, w;
-  };
-  Vec<Closed> closed;  // each block's width, in the order blocks close
+  // Each block's width, in the order blocks close: id << 6 | w (ids
+  // number distinct trigrams, under 2^24; w is at most 32).
+  Vec<uint32_t> closed;
   each_trigram(paths, lens, [&](uint32_t t) {
     const uint32_t id = ids.add(t);
     if (id == lists.size()) {
@@ -158,7 +157,7 @@ std::string build_path_trigrams(std::string_view paths, std::span<const uint32_t
     if (b.count % kB == 0) {
       if (b.count) {
         b.at += packed_len(kB, b.w);
-        closed.push_back({id, b.w});
+        closed.push_back(id << 6 | b.w);
       }
       b.at += varint_len(b.count ? r - b.first - kB : r);
       b.first = r;
@@ -183,7 +182,7 @@ std::string build_path_trigrams(std::string_view paths, std::span<const uint32_t
     Placed& p = placed[id];
     const uint32_t k = b.count - (b.count - 1) / kB * kB;
     b.at += packed_len(k, b.w);
-    closed.push_back({id, b.w});
+    closed.push_back(id << 6 | b.w);
     p.start = pos;
     p.end = pos + b.at;
     pos = p.end + 4;
@@ -191,8 +190,8 @@ std::string build_path_trigrams(std::string_view paths, std::span<const uint32_t
     blocks += (b.count + kB - 1) / kB;
   }
   Vec<uint8_t> widths(blocks);
-  for (const Closed& c : closed) widths[placed[c.id].widths + lists[c.id].done++] = static_cast<uint8_t>(c.w);
-  closed = Vec<Closed>();
+  for (const uint32_t c : closed) widths[placed[c >> 6].widths + lists[c >> 6].done++] = c & 63;
+  closed = Vec<uint32_t>();
   for (uint32_t id = 0; id < lists.size(); id++) {
     Building& b = lists[id];
     b.at = placed[id].start;

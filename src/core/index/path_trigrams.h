@@ -39,7 +39,7 @@ constexpr uint32_t kTrigramBlock = 128;
 
 // The file for the paths of one segment: paths is their bytes back to
 // back, lens their lengths in record order. Memory besides the file:
-// about 100 bytes per distinct trigram and 9 per block of a list.
+// about 100 bytes per distinct trigram and 5 per block of a list.
 std::string build_path_trigrams(std::string_view paths, std::span<const uint32_t> lens);
 
 // Reads a file of build_path_trigrams in place (file is typically mapped;
