@@ -9,9 +9,9 @@
 // covers the table only.
 //   table: T entries of kTrigramEntry bytes, trigrams strictly ascending:
 //     u32 trigram (b0 << 16 | b1 << 8 | b2, so in byte order), u32 c (its
-//     records, 1..n), u64 end of its list, from the first list's start (a
-//     list starts where the one before ends, the first at 0; the last one
-//     ends the file).
+//     records, 1..n), u64 end of its list and crc, from the first list's
+//     start (a list starts where the one before ends, the first at 0; the
+//     last one ends the file).
 //   lists, back to back in table order; each: its blocks, then a u32
 //     crc32c of them. Records ascending in blocks of kTrigramBlock (the
 //     last one shorter); block j of k records r_0 < ... < r_{k-1}:
@@ -20,6 +20,11 @@
 //       if k > 1: u8 w (0..32), then r_i - r_{i-1} - 1 for i = 1..k-1,
 //         w bits each, from the lowest bit of each byte up, in
 //         ceil((k-1) * w / 8) bytes.
+// Packed blocks rather than a varint a gap: a crawl's lists are mostly
+// dense (every path holds "/da"), where a varint takes a byte a record
+// and a block of gaps of 1 three bytes in all. Measured: 8.8 against 29.1
+// bytes a path for 1M paths like /data/p07/job01234/out0012345.log, 35
+// against 95 for 300,000 paths of a Debian root file system.
 #pragma once
 
 #include <cstdint>
