@@ -1,6 +1,7 @@
 #include "index/path_trigrams.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "index/segment_format.h"
 #include "util/bytes.h"
@@ -428,10 +429,18 @@ std::optional<std::vector<uint32_t>> PathTrigrams::candidates(const PathPattern&
     if (!l) return std::vector<uint32_t>();
     lists.push_back(*l);
   }
+  // A list of every record (a trigram of the collection's root, say) says
+  // nothing: it is not read.
+  std::erase_if(lists, [&](const List& l) { return l.count == records_; });
+  std::vector<uint32_t> out;
+  if (lists.empty()) {
+    out.resize(records_);
+    std::iota(out.begin(), out.end(), 0u);
+    return out;
+  }
   // Smallest first: the candidates only shrink, and the longer lists are
   // then mostly skipped over block by block.
   std::sort(lists.begin(), lists.end(), [](const List& a, const List& b) { return a.count < b.count; });
-  std::vector<uint32_t> out;
   out.reserve(lists[0].count);
   ListCursor(path_, lists[0].data, lists[0].len, lists[0].count, records_).decode_all(out);
   for (size_t i = 1; i < lists.size() && !out.empty(); i++)
