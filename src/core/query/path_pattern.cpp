@@ -63,6 +63,25 @@ bool PathPattern::matches(std::string_view path) const {
   return glob_match(path);
 }
 
+std::vector<std::string> PathPattern::literal_runs() const {
+  std::vector<std::string> runs;
+  if (!glob_) {
+    if (!pattern_.empty()) runs.push_back(pattern_);
+    return runs;
+  }
+  std::string run;
+  for (const Piece& p : pieces_) {
+    if (p.kind == Piece::kByte) {
+      run.push_back(static_cast<char>(p.byte));
+    } else if (!run.empty()) {
+      runs.push_back(std::move(run));
+      run.clear();
+    }
+  }
+  if (!run.empty()) runs.push_back(std::move(run));
+  return runs;
+}
+
 // The classic linear-time wildcard match: on a mismatch after a star, the
 // star takes one more byte and matching resumes after it.
 bool PathPattern::glob_match(std::string_view path) const {

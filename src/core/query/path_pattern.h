@@ -20,6 +20,11 @@ class PathPattern {
   explicit PathPattern(std::string_view pattern);
   bool matches(std::string_view path) const;
   bool is_glob() const { return glob_; }
+  // The maximal runs of literal bytes (the whole pattern for a substring
+  // pattern; for a glob the bytes between its '*', '?' and sets), in
+  // pattern order, none empty: every matching path contains each of them,
+  // which is what an index over substrings of paths can look up.
+  std::vector<std::string> literal_runs() const;
 
  private:
   // A glob's pieces: a literal byte, any one byte, a set, or a star.
