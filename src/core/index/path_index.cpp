@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "index/file_block_stats.h"
+#include "index/path_trigrams.h"
 #include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -17,8 +18,11 @@ void PathIndex::add(const DocInfo& d, std::string_view path) {
   paths_.append(path);
 }
 
-void PathIndex::serialise(int split_factor, std::string& data,
-                          std::vector<std::string>& metas) const {
+void PathIndex::serialise(int split_factor, std::string& data, std::vector<std::string>& metas,
+                          std::string* trigrams) const {
+  if (trigrams)
+    *trigrams = build_path_trigrams(std::string_view(paths_.data(), paths_.size()),
+                                    std::span<const uint32_t>(lens_.data(), lens_.size()));
   // The offset table and the blocks go straight after room for the
   // header, which is written last, once the table's checksum is known.
   // The string grows as the blocks are encoded: their size is not known

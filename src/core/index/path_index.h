@@ -52,8 +52,10 @@ class PathIndex {
     if (docs_.empty() || seq < docs_[0].seq || seq - docs_[0].seq >= docs_.size()) return 0;
     return docs_[seq - docs_[0].seq].tokens;
   }
-  void serialise(int split_factor, std::string& data,
-                 std::vector<std::string>& metas) const;
+  // The data file, the meta files (one a split) and the paths' trigram
+  // index (index/path_trigrams.h).
+  void serialise(int split_factor, std::string& data, std::vector<std::string>& metas,
+                 std::string* trigrams = nullptr) const;
   void clear();
 
   // Upper bounds, from the options alone, of what an index holds and of
@@ -72,7 +74,10 @@ class PathIndex {
     constexpr size_t in_memory = sizeof(DocInfo) + sizeof(uint32_t);
     constexpr size_t per_doc = kMaxFileRecord + 7 + 12 + 16;
     static_assert(per_doc >= in_memory, "paths' bytes are bounded by the records'");
-    return 2 * (content_bound(budget) * per_doc / in_memory) +
+    // The trigram file: at most a table entry, a crc and a varint (25
+    // bytes) per path byte; its builder about 100 bytes per distinct
+    // trigram (index/path_trigrams.h), at most one per path byte.
+    return 2 * (content_bound(budget) * per_doc / in_memory) + 125 * content_bound(budget) +
            static_cast<size_t>(split_factor + 1) * 4 * kHeaderBytes;
   }
 

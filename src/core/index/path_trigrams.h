@@ -62,6 +62,7 @@ class PathTrigrams {
   std::optional<std::vector<uint32_t>> candidates(const PathPattern& pattern) const;
   uint64_t records() const { return records_; }
   size_t trigrams() const { return trigrams_; }
+  size_t heap_bytes() const { return sizeof(*this) + path_.capacity(); }
 
  private:
   struct List {

@@ -64,7 +64,8 @@ namespace scipis {
 // 8: one dictionary code for all splits of a flush (each split file still
 //    holds the tables).
 // 9: file data holds a dense length array and per-block statistics, read
-//    in place by searches and metadata queries.
+//    in place by searches and metadata queries; a trigram index of each
+//    segment's paths.
 constexpr uint32_t kFormatVersion = 9;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
@@ -128,6 +129,8 @@ inline std::string file_dir(uint32_t indexer) {
 inline std::string seg_data(uint32_t seg) {
   return "seg_" + std::to_string(seg) + ".data";
 }
+// The paths' trigram index (index/path_trigrams.h), in the file index dir.
+inline std::string seg_paths(uint32_t seg) { return "seg_" + std::to_string(seg) + ".paths"; }
 inline std::string seg_meta(uint32_t seg, uint32_t split) {
   return "seg_" + std::to_string(seg) + ".meta." + std::to_string(split);
 }

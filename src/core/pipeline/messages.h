@@ -41,7 +41,8 @@ struct FlushJob {
   std::vector<OutBuffer> tf_meta;
   std::string file_data;
   std::vector<std::string> file_meta;
-  mem::Charge file_bytes;  // of file_data and file_meta
+  std::string path_trigrams;
+  mem::Charge file_bytes;  // of file_data, file_meta and path_trigrams
 };
 
 }  // namespace scipis

@@ -370,8 +370,8 @@ void Pipeline::indexer_loop(int id) {
       }
     }
     tf.serialise(o.split_factor, job.tf_data, job.tf_meta, &paths);
-    paths.serialise(o.split_factor, job.file_data, job.file_meta);
-    size_t file_bytes = job.file_data.capacity();
+    paths.serialise(o.split_factor, job.file_data, job.file_meta, &job.path_trigrams);
+    size_t file_bytes = job.file_data.capacity() + job.path_trigrams.capacity();
     for (const auto& m : job.file_meta) file_bytes += m.capacity();
     job.file_bytes.set(file_bytes);
     tf.clear();
@@ -474,6 +474,7 @@ void Pipeline::writer_loop() {
     put(fdir + seg_data(job->ref.seg), job->file_data);
     for (size_t s = 0; s < job->file_meta.size(); s++)
       put(fdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->file_meta[s]);
+    put(fdir + seg_paths(job->ref.seg), job->path_trigrams);
     job->ref.tf_data_bytes = job->tf_data.size();
     job->ref.file_data_bytes = job->file_data.size();
     {

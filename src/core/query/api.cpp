@@ -164,7 +164,7 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, BlockOk&& block
     const FileBlocks& fb = ix->c.files(s);
     for (size_t b = 0; b < fb.blocks(); b++) {
       if (stats) stats->blocks++;
-      if (!block_ok(fb, b)) continue;
+      if (!block_ok(s, fb, b)) continue;
       if (stats) stats->blocks_read++;
       paths.clear();
       fb.decode(b, docs, paths, ends);
@@ -182,7 +182,7 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, BlockOk&& block
   emit(out, owner.release());
 }
 
-constexpr auto kEveryBlock = [](const FileBlocks&, size_t) { return true; };
+constexpr auto kEveryBlock = [](SegmentState&, const FileBlocks&, size_t) { return true; };
 }  // namespace
 
 extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_error* err) {
@@ -197,8 +197,26 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
   *out = scipis_docs{};
   return guarded(err, [&] {
     const PathPattern pat(std::string_view(pattern, pattern_len));
+    // Each segment's trigram index names the records that may match (or
+    // none, when the pattern has no literal run of 3 bytes: then all).
+    std::vector<uint32_t> cands;
+    bool scan_all = false;
+    const SegmentState* seg = nullptr;
+    size_t at = 0;
+    auto block_ok = [&](SegmentState& s, const FileBlocks&, size_t b) {
+      if (seg != &s) {
+        seg = &s;
+        auto c = ix->c.trigrams(s).candidates(pat);
+        scan_all = !c;
+        cands = c ? std::move(*c) : std::vector<uint32_t>();
+        at = 0;
+      }
+      if (scan_all) return true;
+      while (at < cands.size() && cands[at] < b * kFileBlock) at++;
+      return at < cands.size() && cands[at] < (b + 1) * kFileBlock;
+    };
     list_files(ix, out, [&](std::string_view path, const DocInfo&) { return pat.matches(path); },
-               kEveryBlock);
+               block_ok);
   });
 }
 
@@ -230,7 +248,7 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
     const FileBlocks* last = nullptr;
     bool any = true;
     std::string_view sfrom, sto;
-    auto block_ok = [&](const FileBlocks& fb, size_t b) {
+    auto block_ok = [&](SegmentState&, const FileBlocks& fb, size_t b) {
       if (&fb != last) {
         any = range_after_prefix(fb.common_prefix(), from, to, f->path_to_set, sfrom, sto);
         last = &fb;

@@ -121,6 +121,18 @@ const FileMeta& Collection::file_meta(SegmentState& s, uint32_t split) {
   return *slot.meta;
 }
 
+const PathTrigrams& Collection::trigrams(SegmentState& s) {
+  if (!s.trigrams) {
+    std::string p = s.file_dir + seg_paths(s.ref.seg);
+    auto map = MappedFile::open_any(p);
+    auto t = std::make_unique<PathTrigrams>(p, map->bytes());
+    if (t->records() != s.ref.docs) fail_corrupt(p, "record count differs from the manifest");
+    s.trigram_map = std::move(map);
+    s.trigrams = std::move(t);
+  }
+  return *s.trigrams;
+}
+
 size_t Collection::heap_bytes() const {
   size_t n = sizeof(*this) + dir_.capacity() + gen_dir_.capacity() + sizeof(Tokenizer) +
              segs_.capacity() * sizeof(SegmentState) + ix_.capacity() * sizeof(IndexerState);
@@ -134,6 +146,7 @@ size_t Collection::heap_bytes() const {
       if (!first) first = m.get();
     }
     if (s.files) n += s.files->heap_bytes();
+    if (s.trigrams) n += s.trigrams->heap_bytes();
     for (const auto& m : s.file_meta)
       if (m.meta) n += m.meta->heap_bytes();
   }
@@ -146,6 +159,7 @@ size_t Collection::mapped_bytes() const {
   size_t n = 0;
   for (const SegmentState& s : segs_) {
     if (s.file_map) n += s.file_map->bytes().size();
+    if (s.trigram_map) n += s.trigram_map->bytes().size();
     for (const auto& m : s.file_meta)
       if (m.map) n += m.map->bytes().size();
     for (const auto& m : s.tf_meta)

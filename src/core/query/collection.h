@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "index/manifest.h"
+#include "index/path_trigrams.h"
 #include "index/segment_reader.h"
 #include "index/tokenizer.h"
 #include "util/fileio.h"
@@ -28,6 +29,8 @@ struct SegmentState {
     std::unique_ptr<FileMeta> meta;
   };
   std::vector<Meta> file_meta;  // by split, lazily
+  std::shared_ptr<const MappedFile> trigram_map;
+  std::unique_ptr<PathTrigrams> trigrams;
 };
 
 // One indexer's segments; its documents are numbered (seq) across them in
@@ -49,6 +52,8 @@ class Collection {
   // The segment's file data, mapped on first use.
   const FileBlocks& files(SegmentState& s);
   const FileMeta& file_meta(SegmentState& s, uint32_t split);
+  // The segment's path trigram index, mapped on first use.
+  const PathTrigrams& trigrams(SegmentState& s);
   // Reads one posting block of a segment's TF data.
   void read_block(SegmentState& s, const TermRef& r, std::string& out);
   IndexerState& indexer(uint32_t i) { return ix_[i]; }
