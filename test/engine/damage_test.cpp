@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "index/segment_format.h"
@@ -181,4 +182,51 @@ TEST(Cancel, CancelledRebuildLeavesPreviousIndex) {
   scipis_build_stats st2;
   ASSERT_EQ(testutil::build(f.dir, f.root, o, &st2, &err), 0) << err.message;
   EXPECT_EQ(testutil::search(f.dir, "extra").size(), 1000u);
+}
+
+// The paths' trigram index: missing or cut short, a pattern is an error
+// naming it; a flipped byte anywhere gives an error or the right list.
+TEST(Damage, PathTrigramIndex) {
+  Fixture f;
+  const std::string p = f.gen() + "/file_index_0/seg_0.paths";
+  const std::string good = testutil::read(p);
+  const std::vector<std::string> pats = {"f1", "f10", "/f1", ".log", "*/f2*", "f3.log", "f3?.log"};
+  auto answers = [&](scipis_error& err) {
+    std::vector<std::string> out;
+    scipis_index* ix = scipis_index_open(f.dir.c_str(), &err);
+    if (!ix) return out;
+    for (const std::string& pat : pats) {
+      scipis_docs docs{};
+      if (scipis_locate(ix, pat.data(), pat.size(), &docs, &err) != 0) break;
+      for (size_t i = 0; i < docs.n; i++) out.emplace_back(docs.docs[i].path, docs.docs[i].path_len);
+      out.emplace_back("--");
+      scipis_docs_free(&docs);
+    }
+    scipis_index_close(ix);
+    return out;
+  };
+  scipis_error err{};
+  const std::vector<std::string> want = answers(err);
+  ASSERT_EQ(err.code, SCIPIS_OK) << err.message;
+  ASSERT_EQ(std::count(want.begin(), want.end(), "--"), static_cast<long>(pats.size()));
+  for (int kind = 0; kind < 2; kind++) {
+    if (kind == 0) unlink(p.c_str());
+    if (kind == 1) testutil::write(p, good.substr(0, good.size() / 2));
+    err = scipis_error{};
+    answers(err);
+    EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << kind << ": " << err.message;
+    EXPECT_NE(std::string(err.message).find(p), std::string::npos) << err.message;
+  }
+  for (size_t at = 0; at < good.size(); at++) {
+    std::string b = good;
+    b[at] = static_cast<char>(b[at] ^ 0x24);
+    testutil::write(p, b);
+    err = scipis_error{};
+    const std::vector<std::string> got = answers(err);
+    if (err.code == SCIPIS_OK) {
+      EXPECT_EQ(got, want) << "byte " << at;
+    } else {
+      EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << "byte " << at << ": " << err.message;
+    }
+  }
 }
