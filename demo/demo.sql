@@ -37,5 +37,11 @@ SELECT regexp_replace(path, '.*/', '') AS file, size,
        format('%s%s%s', mode >> 6 & 7, mode >> 3 & 7, mode & 7) AS perms
 FROM scipis_locate('*/[A-H]*_2k.log', 'loghub') ORDER BY path;
 
+\echo '== metadata conditions, answered from per-block statistics of the catalog'
+SELECT regexp_replace(path, '.*/', '') AS file, size
+FROM scipis_files WHERE size > 300000 AND collection = 'loghub' ORDER BY size DESC;
+EXPLAIN (COSTS OFF) SELECT path FROM scipis_files WHERE size > 300000 AND collection = 'loghub';
+SELECT collection, heap_bytes, mapped_bytes FROM scipis_backend_memory();
+
 \echo '== the collection'
 SELECT name, files, bytes, index_bytes FROM scipis_collections;
