@@ -1,4 +1,5 @@
--- scipis_files with conditions: a custom scan hands the ones it can to the
+-- scipis_files with conditions (on this test's collection: others of the
+-- database may be there): a custom scan hands the ones it can to the
 -- engine (ranges over each block's statistics) and still checks every
 -- condition on every row; answers equal the plain function scan's.
 SET client_min_messages = warning;
@@ -38,20 +39,20 @@ EXPLAIN (COSTS OFF) SELECT path FROM scipis_files WHERE 100 <= size AND path >= 
 -- so in at most 3 of the 13 blocks of 64. The answers are the function
 -- scan's.
 SELECT read <= 3 AS few, blocks
-FROM pg_temp.blocks(format('SELECT path FROM scipis_files WHERE path LIKE %L', :'tree' || '/run3/out1%'));
-SELECT read <= 3 AS few, blocks FROM pg_temp.blocks('SELECT path FROM scipis_files WHERE size BETWEEN 420 AND 430');
-SELECT read <= 3 AS few, blocks FROM pg_temp.blocks($q$SELECT path FROM scipis_files WHERE mtime > '2023-11-21 23:00+00'$q$);
-SELECT count(*) FROM scipis_files WHERE path LIKE :'tree' || '/run3/out1%';
-SELECT count(*) FROM scipis_files WHERE size BETWEEN 420 AND 430;
+FROM pg_temp.blocks(format('SELECT path FROM scipis_files WHERE collection = ''fscan'' AND path LIKE %L', :'tree' || '/run3/out1%'));
+SELECT read <= 3 AS few, blocks FROM pg_temp.blocks('SELECT path FROM scipis_files WHERE collection = ''fscan'' AND size BETWEEN 420 AND 430');
+SELECT read <= 3 AS few, blocks FROM pg_temp.blocks($q$SELECT path FROM scipis_files WHERE collection = 'fscan' AND mtime > '2023-11-21 23:00+00'$q$);
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND path LIKE :'tree' || '/run3/out1%';
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND size BETWEEN 420 AND 430;
 SELECT count(*) FROM scipis_files WHERE mtime > '2023-11-21 23:00+00' AND collection = 'fscan';
-SELECT count(*) FROM scipis_files WHERE size > 1e9 OR collection <> 'fscan';
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND (size > 1e9 OR collection <> 'fscan');
 SELECT count(*) FROM scipis_files WHERE collection = 'nosuch';
-SELECT count(*) FROM scipis_files WHERE size > NULL::bigint;
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND size > NULL::bigint;
 -- Bounds at the ends of every type.
-SELECT count(*) FROM scipis_files WHERE size > 9223372036854775807 OR size < -9223372036854775808;
-SELECT count(*) FROM scipis_files WHERE size > -1e30 AND size < 'Infinity'::float8 AND uid < 4294967296;
-SELECT count(*) FROM scipis_files WHERE mtime > '-infinity' AND mtime < 'infinity' AND ctime > 'epoch'::date;
-SELECT count(*) FROM scipis_files WHERE size::numeric > 'NaN';
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND (size > 9223372036854775807 OR size < -9223372036854775808);
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND size > -1e30 AND size < 'Infinity'::float8 AND uid < 4294967296;
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND mtime > '-infinity' AND mtime < 'infinity' AND ctime > 'epoch'::date;
+SELECT count(*) FROM scipis_files WHERE collection = 'fscan' AND size::numeric > 'NaN';
 -- Every condition form against the same query through a plain function
 -- scan (OFFSET 0 keeps the conditions above it): a warning names any that
 -- differ.
@@ -71,8 +72,8 @@ BEGIN
     'path >= ''/tmp/scipis-files-scan-z'' COLLATE "C"', 'path > ''/'' COLLATE "C"',
     'path LIKE ''/tmp\%''', 'path = ''nothing''', 'collection = ''fscan'' AND size < 300']
   LOOP
-    EXECUTE 'SELECT count(*) FROM scipis_files WHERE ' || c INTO a;
-    EXECUTE 'SELECT count(*) FROM (SELECT * FROM scipis_list_files() OFFSET 0) f WHERE ' || c INTO b;
+    EXECUTE 'SELECT count(*) FROM scipis_files WHERE collection = ''fscan'' AND (' || c || ')' INTO a;
+    EXECUTE 'SELECT count(*) FROM (SELECT * FROM scipis_list_files() OFFSET 0) f WHERE collection = ''fscan'' AND (' || c || ')' INTO b;
     IF a <> b THEN
       RAISE WARNING '% : % rows pushed down, % through the function scan', c, a, b;
     END IF;

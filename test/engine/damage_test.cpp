@@ -99,12 +99,18 @@ TEST(Damage, FlippedBitInTfData) {
   }
 }
 
+// A query reads the dictionary's groups it needs (and the index chunks
+// its search passes): one of every term reads them all.
 TEST(Damage, FlippedBitInTfMeta) {
-  expect_damage_reported([](Fixture& f) {
-    std::string p = f.gen() + "/tfidf_index_0/seg_0.meta.0";
-    flip(p, 3, true);
-    return p;
-  });
+  std::string all;
+  for (int t = 0; t < 97; t++) all += "t" + std::to_string(t) + " ";
+  expect_damage_reported(
+      [](Fixture& f) {
+        std::string p = f.gen() + "/tfidf_index_0/seg_0.meta.0";
+        flip(p, 3, true);
+        return p;
+      },
+      all);
 }
 
 TEST(Damage, FlippedBitInFileData) {

@@ -41,6 +41,8 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
   m.generation = c.u64();
   m.split_factor = c.u32();
   m.indexers = c.u32();
+  // What the options allow (a reader sizes a table by it).
+  if (c.ok() && (m.indexers == 0 || m.indexers > 256)) fail_corrupt(path, "bad indexer count");
   std::string_view d = c.bytes(256);
   if (c.ok()) std::copy(d.begin(), d.end(), m.delimiter);
   for (uint64_t* v : {&m.files, &m.bytes, &m.docs_with_tokens, &m.total_tokens,

@@ -31,7 +31,7 @@ void PathIndex::serialise(int split_factor, std::string& data, std::vector<std::
   const size_t blocks = (n + kFileBlock - 1) / kFileBlock;
   // The prefix every path shares: fences keep the bytes after it.
   size_t lcp = n ? lens_[0] : 0;
-  for (size_t i = 1, off = lens_[0]; i < n && lcp; off += lens_[i++]) {
+  for (size_t i = 1, off = lcp; i < n && lcp; off += lens_[i++]) {
     size_t k = 0;
     while (k < lcp && k < lens_[i] && paths_[k] == paths_[off + k]) k++;
     lcp = k;

@@ -4,15 +4,20 @@
 // TF data:   per dictionary group, the small posting regions of its terms
 //            (index/postings_codec.h) followed by one crc32c over them,
 //            then its large regions. `count`: the regions.
-// TF meta:   split `aux`; `count` terms in byte order:
-//            u64 base seq (postings are stored from it), u64 data offset
-//            of the first group's regions, u32 table bytes, the code
-//            tables (index/term_dict.h; the same in every split of a
-//            flush, so that a reader shares their decoding tables); the groups of kTermGroup terms
-//            (coded entries, the first whole); the table, per group:
-//            varint its bytes, varint bytes of its regions in the data
-//            file (they follow one another), varint bytes of its small
-//            regions (before their crc).
+// TF meta:   split `aux`; `count` terms in byte order, in groups of
+//            kTermGroup: u64 base seq (postings are stored from it), u32
+//            groups, u64 bytes of the coded groups, the code tables
+//            (index/term_dict.h; the same in every split of a flush, so
+//            that a reader shares their decoding tables) (`body_crc`
+//            covers these); the group index, kTermGroupEntry bytes a group:
+//            u64 its first term's first 8 bytes big-endian (zero padded),
+//            u32 where its coded entries start (from the first group's),
+//            u32 crc32c of its coded entries, u64 offset of its regions in
+//            the data file, u32 bytes of its small regions (before their
+//            crc); u32 crc32c of each kIndexChunk entries of the index;
+//            then the coded groups (the first entry of each whole). A
+//            reader searches the index in place, checking a chunk of it
+//            or a group when it first reads it.
 // File data: `count` records in blocks of kFileBlock (the last one
 //            shorter), blocks = ceil(count / kFileBlock):
 //            u32 block_offset[blocks] (from the first block's start; the
@@ -65,10 +70,13 @@ namespace scipis {
 //    holds the tables).
 // 9: file data holds a dense length array and per-block statistics, read
 //    in place by searches and metadata queries; a trigram index of each
-//    segment's paths.
+//    segment's paths; the dictionary's group index is fixed-width, read
+//    in place, checked by chunk and group.
 constexpr uint32_t kFormatVersion = 9;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
+constexpr size_t kTermGroupEntry = 28;
+constexpr size_t kIndexChunk = 64;
 constexpr size_t kFileBlock = 64;
 // A file record's most bytes besides its path suffix: six varints of up
 // to 64 bits, two of up to 32 and three of up to 33.

@@ -37,21 +37,21 @@ TfMeta::TfMeta(std::string path, std::shared_ptr<const MappedFile> file, const T
 
 size_t TfMeta::heap_bytes(const TfMeta* like) const {
   size_t n = sizeof(*this) + path_.capacity() + owned_.capacity() +
-             groups_.capacity() * sizeof(Group) + key_words_.capacity() * sizeof(uint64_t);
-  if (!like || like->codes_ != codes_) n += sizeof(DictDecoder);
+             chunk_ok_.capacity() * sizeof(uint64_t);
+  if (!like || like->codes_ != codes_) n += codes_->heap_bytes();
   return n;
 }
 
 void TfMeta::open(const TfMeta* like) {
   FileHeader h = check_header(path_, kMagicTfMeta, bytes_.data(), bytes_.size());
-  std::string_view body(bytes_.data() + kHeaderSize, bytes_.size() - kHeaderSize);
-  check_body(path_, h, body);
-  Cursor c(body.data(), body.size());
-  base_ = c.u64();
-  uint64_t data = c.u64();
-  const uint64_t table_len = c.u32();
-  if (!c.ok() || c.left() < kCodeTableBytes) fail_corrupt(path_, "bad dictionary code tables");
-  const char* const tables = reinterpret_cast<const char*>(c.pos());
+  const size_t fixed = kTfMetaHead + kCodeTableBytes;
+  if (bytes_.size() - kHeaderSize < fixed) fail_corrupt(path_, "bad dictionary head");
+  check_body(path_, h, bytes_.substr(kHeaderSize, fixed));
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data()) + kHeaderSize;
+  base_ = get_u64(p);
+  groups_ = get_u32(p + 8);
+  const uint64_t coded = get_u64(p + 12);
+  const char* const tables = bytes_.data() + kHeaderSize + kTfMetaHead;
   if (like && like->codes_->same_tables(tables)) {
     codes_ = like->codes_;
   } else {
@@ -59,46 +59,61 @@ void TfMeta::open(const TfMeta* like) {
     if (!codes->load(tables)) fail_corrupt(path_, "bad dictionary code tables");
     codes_ = std::move(codes);
   }
-  c.bytes(kCodeTableBytes);
-  entries_ = kHeaderSize + kTfMetaHead + kCodeTableBytes;
-  if (table_len > c.left()) fail_corrupt(path_, "term groups exceed the file");
-  const size_t entries_len = c.left() - table_len;
-  // A group takes at least a byte of entries and 3 of table.
-  if (h.count > entries_len * kTermGroup) fail_corrupt(path_, "term count exceeds the file");
+  // Sizes checked against the file before anything is sized by them.
+  const size_t room = bytes_.size() - kHeaderSize - fixed;
+  const size_t chunks = (groups_ + kIndexChunk - 1) / kIndexChunk;
+  if (groups_ > room / kTermGroupEntry || h.count > uint64_t{groups_} * kTermGroup ||
+      h.count + kTermGroup <= uint64_t{groups_} * kTermGroup ||
+      coded != room - groups_ * kTermGroupEntry - 4 * chunks)
+    fail_corrupt(path_, "term groups exceed the file");
   count_ = static_cast<size_t>(h.count);
-  const size_t groups = (count_ + kTermGroup - 1) / kTermGroup;
-  if (groups > table_len / 3) fail_corrupt(path_, "term groups exceed the file");
-  groups_.resize(groups);
-  Cursor table(body.data() + (entries_ - kHeaderSize) + entries_len, static_cast<size_t>(table_len));
-  uint64_t at = 0;
-  for (Group& g : groups_) {
-    const uint64_t bytes = table.varint(), data_bytes = table.varint(), small = table.varint();
-    if (!table.ok() || bytes == 0 || bytes > entries_len - at || small > data_bytes ||
-        data < kHeaderSize || data_bytes > (uint64_t{1} << 48) || small > UINT32_MAX)
-      fail_corrupt(path_, "bad term group offset");
-    g.entries = at;
-    g.data = data;
-    g.small = static_cast<uint32_t>(small);
-    at += bytes;
-    data += data_bytes;
+  index_ = kHeaderSize + fixed;
+  entries_ = index_ + groups_ * kTermGroupEntry + 4 * chunks;
+  entries_end_ = bytes_.size();
+  chunk_ok_.assign((chunks + 63) / 64, 0);
+}
+
+void TfMeta::check_chunk(size_t c) const {
+  if (chunk_ok_[c / 64] >> (c % 64) & 1) return;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
+  const size_t n = std::min(kIndexChunk, groups_ - c * kIndexChunk);
+  const size_t crc_at = index_ + groups_ * kTermGroupEntry + 4 * c;
+  if (crc32c(p + index_ + c * kIndexChunk * kTermGroupEntry, n * kTermGroupEntry) != get_u32(p + crc_at))
+    fail_corrupt(path_, "checksum mismatch in the term group index");
+  chunk_ok_[c / 64] |= uint64_t{1} << (c % 64);
+}
+
+uint64_t TfMeta::key_of(size_t g) const {
+  check_chunk(g / kIndexChunk);
+  return get_u64(reinterpret_cast<const unsigned char*>(bytes_.data()) + index_ + g * kTermGroupEntry);
+}
+
+TfMeta::Group TfMeta::group(size_t g) const {
+  check_chunk(g / kIndexChunk);
+  const auto* e = reinterpret_cast<const unsigned char*>(bytes_.data()) + index_ + g * kTermGroupEntry;
+  Group r;
+  r.key = get_u64(e);
+  r.begin = entries_ + get_u32(e + 8);
+  r.crc = get_u32(e + 12);
+  r.data = get_u64(e + 16);
+  r.small = get_u32(e + 24);
+  if (g + 1 < groups_) {
+    check_chunk((g + 1) / kIndexChunk);
+    r.end = entries_ + get_u32(e + kTermGroupEntry + 8);
+  } else {
+    r.end = entries_end_;
   }
-  if (at != entries_len || table.left() != 0) fail_corrupt(path_, "bad term group offset");
-  entries_end_ = entries_ + entries_len;
-  // Each group's first term is coded whole: its first 8 bytes, kept as a
-  // word, lead the binary search.
-  key_words_.resize(groups);
-  std::string prev;
-  for (size_t g = 0; g < groups; g++) {
-    const std::string k = first_term(g);
-    key_words_[g] = word_of(k);
-    if (g && !(key_words_[g - 1] < key_words_[g] || (key_words_[g - 1] == key_words_[g] && prev < k)))
-      fail_corrupt(path_, "term groups out of order");
-    prev = k;
-  }
+  if ((g == 0 && r.begin != entries_) || r.begin >= r.end || r.end > entries_end_ ||
+      r.data < kHeaderSize || r.data > (uint64_t{1} << 48))
+    fail_corrupt(path_, "bad term group offset");
+  if (crc32c(bytes_.data() + r.begin, r.end - r.begin) != r.crc)
+    fail_corrupt(path_, "checksum mismatch in term group " + std::to_string(g));
+  return r;
 }
 
 std::string TfMeta::first_term(size_t g) const {
-  DictDecoder::Reader in(*codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
+  const Group gr = group(g);
+  DictDecoder::Reader in(*codes_, bytes_.data() + gr.begin, bytes_.data() + gr.end);
   char term[kMaxTermBytes];
   size_t len = 0;
   DictEntry e;
@@ -106,23 +121,21 @@ std::string TfMeta::first_term(size_t g) const {
   return std::string(term, len);
 }
 
-size_t TfMeta::group_end(size_t g) const {
-  return g + 1 < groups_.size() ? entries_ + groups_[g + 1].entries : entries_end_;
-}
-
 template <typename F>
 void TfMeta::scan(size_t g, F&& f) const {
-  DictDecoder::Reader in(*codes_, bytes_.data() + entries_ + groups_[g].entries, bytes_.data() + group_end(g));
+  const Group gr = group(g);
+  DictDecoder::Reader in(*codes_, bytes_.data() + gr.begin, bytes_.data() + gr.end);
   const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
   char term[kMaxTermBytes], prev[kMaxTermBytes];
   size_t len = 0, prev_len = 0;
-  const uint64_t data = groups_[g].data, small = groups_[g].small;
+  const uint64_t data = gr.data, small = gr.small;
   uint64_t small_at = data, large_at = data + small + (small ? 4 : 0);
   for (size_t i = 0; i < n; i++) {
     DictEntry e;
     if (!in.next(term, len, e)) fail_corrupt(path_, "bad term entry");
     const std::string_view t(term, len);
     if (i && !(std::string_view(prev, prev_len) < t)) fail_corrupt(path_, "terms out of order");
+    if (i == 0 && word_of(t) != gr.key) fail_corrupt(path_, "term group key differs from its first term");
     TermRef r{};
     r.base = base_;
     if (e.code & 1) {
@@ -158,13 +171,14 @@ void TfMeta::scan(size_t g, F&& f) const {
 }
 
 std::optional<TermRef> TfMeta::find(std::string_view term) const {
-  if (term.empty() || term.size() > kMaxTermBytes || groups_.empty()) return std::nullopt;
+  if (term.empty() || term.size() > kMaxTermBytes || groups_ == 0) return std::nullopt;
   // The last group whose first term is at or before the one sought.
   const uint64_t w = word_of(term);
-  size_t lo = 0, hi = groups_.size();
+  size_t lo = 0, hi = groups_;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (key_words_[mid] < w || (key_words_[mid] == w && first_term(mid) <= term))
+    const uint64_t k = key_of(mid);
+    if (k < w || (k == w && first_term(mid) <= term))
       lo = mid + 1;
     else
       hi = mid;
@@ -181,7 +195,7 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
 
 std::vector<std::pair<std::string, TermRef>> TfMeta::all() const {
   std::vector<std::pair<std::string, TermRef>> out;
-  for (size_t g = 0; g < groups_.size(); g++)
+  for (size_t g = 0; g < groups_; g++)
     scan(g, [&](std::string_view t, const TermRef& r) {
       out.emplace_back(std::string(t), r);
       return false;

@@ -57,15 +57,21 @@ class TfMeta {
   size_t mapped_bytes() const { return file_ ? file_->bytes().size() : 0; }
 
  private:
+  // Group g's index entry, its chunk checked: where its coded entries lie
+  // in bytes_ and their crc, its regions in the data file.
   struct Group {
-    uint64_t entries;  // its coded entries, from entries_
-    uint64_t data;     // its first region in the data file
-    uint32_t small;    // bytes of its small regions
+    uint64_t key;
+    size_t begin, end;
+    uint32_t crc;
+    uint64_t data;
+    uint32_t small;
   };
+  Group group(size_t g) const;
+  uint64_t key_of(size_t g) const;
+  void check_chunk(size_t c) const;
   std::string first_term(size_t g) const;
-  size_t group_end(size_t g) const;  // in bytes_
-  // Decodes group g and calls f(term, ref) for each entry until f returns
-  // true.
+  // Decodes group g (its crc checked) and calls f(term, ref) for each
+  // entry until f returns true.
   template <typename F>
   void scan(size_t g, F&& f) const;
   void open(const TfMeta* like);
@@ -73,14 +79,11 @@ class TfMeta {
   std::string owned_;
   std::shared_ptr<const MappedFile> file_;
   std::string_view bytes_;  // owned_'s or file_'s
-  size_t count_ = 0;
+  size_t count_ = 0, groups_ = 0;
   uint64_t base_ = 0;
-  std::vector<Group> groups_;
-  // Each group key's first 8 bytes, big-endian: the binary search reads
-  // this array and a key itself only on a tie.
-  std::vector<uint64_t> key_words_;
+  size_t index_ = 0, entries_ = 0, entries_end_ = 0;  // in bytes_
+  mutable std::vector<uint64_t> chunk_ok_;  // a bit per index chunk
   std::shared_ptr<const DictDecoder> codes_;
-  size_t entries_ = 0, entries_end_ = 0;  // the groups' span in bytes_
 };
 
 struct Posting {

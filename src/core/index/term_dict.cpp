@@ -175,6 +175,12 @@ char* DictEncoder::encode_group(char* out, size_t n) {
     c.bytes(2 + sl);
     const uint64_t code = c.varint(), x = c.varint();
     read_ = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - notes_.data());
+    if (i == 0) {
+      unsigned char k[8] = {};
+      std::memcpy(k, last_, std::min<size_t>(8, last_len_));
+      group_key_ = 0;
+      for (unsigned char b : k) group_key_ = group_key_ << 8 | b;
+    }
     each_symbol(i ? p : 0, std::string_view(last_, last_len_), code, x, put);
   }
   while (bits > 0) {

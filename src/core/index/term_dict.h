@@ -64,6 +64,9 @@ class DictEncoder {
   // Codes the next n entries noted, a group, at out; returns the end of
   // its bytes.
   char* encode_group(char* out, size_t n);
+  // The first 8 bytes of the last group's first term, big-endian, zero
+  // padded: the key a reader's binary search compares in place.
+  uint64_t group_key() const { return group_key_; }
   // The most bytes groups of these terms take: each entry is at most 22
   // codes (lengths, two varints) and one per byte of its term, each code
   // at most kMaxCodeBits; each group pads to a byte.
@@ -85,6 +88,7 @@ class DictEncoder {
   char last_[kMaxTermBytes];  // the last term read back
   size_t last_len_ = 0;
   size_t read_ = 0;  // where encode_group reads the notes
+  uint64_t group_key_ = 0;
   std::string_view group_prev_;
 };
 
@@ -103,6 +107,7 @@ class DictDecoder {
   bool load(const char* p);
   // Whether the tables at p (kCodeTableBytes) are the ones loaded.
   bool same_tables(const char* p) const { return std::memcmp(raw_, p, kCodeTableBytes) == 0; }
+  size_t heap_bytes() const { return sizeof(*this) + tables_.capacity() * sizeof(tables_[0]); }
 
   // Reads one group's entries in order.
   class Reader {

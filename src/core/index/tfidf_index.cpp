@@ -56,10 +56,10 @@ size_t data_reserve(size_t terms, size_t postings) {
   return kHeaderSize + terms * (14 + 49) + postings * (8 + 4) + postings / kBlockPostings * 49;
 }
 size_t meta_reserve(size_t terms, size_t term_bytes) {
-  // Base, first data offset, table length, code tables; per group its
-  // table entry (three varints).
+  // Head, code tables; per group its index entry and a share of a chunk
+  // crc.
   const size_t groups = (terms + kTermGroup - 1) / kTermGroup;
-  return kHeaderSize + kTfMetaHead + kCodeTableBytes + groups * 30 +
+  return kHeaderSize + kTfMetaHead + kCodeTableBytes + groups * (kTermGroupEntry + 4) +
          DictEncoder::bound(terms, term_bytes);
 }
 }  // namespace
@@ -475,39 +475,43 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   if (dict_.finish_counts(tables) != tables + kCodeTableBytes)
     fail(SCIPIS_E_INTERNAL, "TF-IDF dictionary code tables have the wrong size");
   split_group0[sf] = group_data_.size() / 2;
-  group_bytes_.resize(split_group0[sf]);
   for (size_t s = 0; s < sf; s++) {
     const size_t count = per_split[s + 1] - per_split[s];
     const size_t gbase = split_group0[s], groups = split_group0[s + 1] - gbase;
     OutBuffer& m = metas[s];
     m.reset(meta_reserve(count, split_bytes[s]));
     char* const body = m.data() + kHeaderSize;
-    // The groups, then their table, whose size goes in the head.
-    char* const head =
-        write_u64(write_u64(body, base_seq), groups ? group_data_[2 * gbase] : kHeaderSize);
-    char* w = head + 4;
-    std::memcpy(w, tables, kCodeTableBytes);
-    w += kCodeTableBytes;
+    // Head and tables, the group index (filled as the groups are coded),
+    // its chunks' crcs, the coded groups.
+    char* const head = write_u32(write_u64(body, base_seq), static_cast<uint32_t>(groups));
+    std::memcpy(head + 8, tables, kCodeTableBytes);
+    char* const index = head + 8 + kCodeTableBytes;
+    const size_t chunks = (groups + kIndexChunk - 1) / kIndexChunk;
+    char* const entries = index + groups * kTermGroupEntry + 4 * chunks;
+    char* w = entries;
     for (size_t g = 0; g < groups; g++) {
       char* const end = dict_.encode_group(w, std::min(kTermGroup, count - g * kTermGroup));
-      group_bytes_[gbase + g] = static_cast<uint64_t>(end - w);
+      if (static_cast<size_t>(w - entries) > UINT32_MAX)
+        fail(SCIPIS_E_INTERNAL, "TF-IDF index split exceeds 4 GiB of dictionary");
+      char* e = index + g * kTermGroupEntry;
+      e = write_u64(e, dict_.group_key());
+      e = write_u32(e, static_cast<uint32_t>(w - entries));
+      e = write_u32(e, crc32c(w, static_cast<size_t>(end - w)));
+      e = write_u64(e, group_data_[2 * (gbase + g)]);
+      write_u32(e, static_cast<uint32_t>(group_data_[2 * (gbase + g) + 1]));
       w = end;
     }
-    char* const table = w;
-    for (size_t g = 0; g < groups; g++) {
-      const uint64_t next = g + 1 < groups ? group_data_[2 * (gbase + g + 1)] : split_end[s];
-      w = write_varint(w, group_bytes_[gbase + g]);
-      w = write_varint(w, next - group_data_[2 * (gbase + g)]);
-      w = write_varint(w, group_data_[2 * (gbase + g) + 1]);
+    for (size_t c = 0; c < chunks; c++) {
+      const size_t n = std::min(kIndexChunk, groups - c * kIndexChunk);
+      write_u32(index + groups * kTermGroupEntry + 4 * c,
+                crc32c(index + c * kIndexChunk * kTermGroupEntry, n * kTermGroupEntry));
     }
-    if (static_cast<size_t>(w - table) > UINT32_MAX)
-      fail(SCIPIS_E_INTERNAL, "TF-IDF index split exceeds 4 GiB of dictionary");
-    write_u32(head, static_cast<uint32_t>(w - table));
+    write_u64(head, static_cast<uint64_t>(w - entries));
     m.trim(static_cast<size_t>(w - m.data()));
     FileHeader mh;
     mh.aux = static_cast<uint32_t>(s);
     mh.count = count;
-    mh.body_crc = crc32c(body, static_cast<size_t>(w - body));
+    mh.body_crc = crc32c(body, kTfMetaHead + kCodeTableBytes);
     std::string header;
     put_header(header, kMagicTfMeta, mh);
     std::memcpy(m.data(), header.data(), kHeaderSize);

@@ -249,8 +249,7 @@ class TfIdfIndex {
   mutable std::vector<uint32_t, mem::Accounted<uint32_t>> term_tfs_;
   // A split's entries (code, x) and groups (data offset, small bytes),
   // noted while its postings are written, then coded by dict_.
-  mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_, group_data_,
-      group_bytes_;
+  mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_, group_data_;
   // The radix sort's copy of the keys, then a split's counts.
   mutable OutBuffer radix_tmp_;
   mutable DictEncoder dict_;
