@@ -65,7 +65,7 @@ void expect_lengths_and_stats(const std::string& bytes, const std::vector<Rec>& 
   ASSERT_EQ(fb.records(), recs.size());
   for (size_t i = 0; i < recs.size(); i++) {
     const uint64_t want = std::min<uint64_t>(recs[i].d.tokens, scipis::kLenInRecord);
-    ASSERT_EQ(scipis::get_u32(fb.lens() + 4 * i), want) << i;
+    ASSERT_EQ(fb.len(i), want) << i;
   }
   std::mt19937_64 rng(recs.size());
   // The fences keep what follows the prefix all paths share.
@@ -185,10 +185,11 @@ size_t blocks_of(const std::string& b) {
 }
 // Where block k starts in the file, and where the first one does.
 // (after the offset table, the two section crcs, the common prefix's
-// length, the lengths and the statistics).
+// length, the lengths and their chunks' crcs, and the statistics).
 size_t first_block(const std::string& b) {
   const size_t lens = kHeaderSize + 4 * blocks_of(b) + 12;
-  return lens + 4 * count_of(b) + u32_at(b, lens - 4) + scipis::kBlockStatBytes * blocks_of(b);
+  const size_t chunks = (count_of(b) + scipis::kLenChunk - 1) / scipis::kLenChunk;
+  return lens + 4 * count_of(b) + 4 * chunks + u32_at(b, lens - 4) + scipis::kBlockStatBytes * blocks_of(b);
 }
 size_t block_start(const std::string& b, size_t k) { return first_block(b) + u32_at(b, kHeaderSize + 4 * k); }
 size_t block_end(const std::string& b, size_t k) {
@@ -400,16 +401,20 @@ TEST(FileDataDamage, BadOffsetTables) {
 // A flipped bit in the length array or the statistics is reported when
 // they are first read, naming the file.
 TEST(FileDataDamage, LengthsAndStatisticsChecked) {
-  const std::vector<Rec> v = plain(3 * kFileBlock + 5);
+  // Lengths of more than one chunk; damage in any chunk, in the chunks'
+  // crcs or in the statistics is reported when that part is read.
+  const std::vector<Rec> v = plain(scipis::kLenChunk + 3 * kFileBlock + 5);
   const std::string b = serialise(v);
   const size_t lens_at = kHeaderSize + 4 * blocks_of(b) + 12;
-  const size_t stats_at = lens_at + 4 * v.size();
-  for (size_t at : {lens_at, lens_at + 4 * v.size() - 1, stats_at, stats_at + 70, first_block(b) - 1}) {
+  const size_t crcs_at = lens_at + 4 * v.size();
+  const size_t stats_at = crcs_at + 8;
+  for (size_t at : {lens_at, lens_at + 4 * scipis::kLenChunk - 1, lens_at + 4 * scipis::kLenChunk,
+                    crcs_at - 1, crcs_at, crcs_at + 7, stats_at, stats_at + 70, first_block(b) - 1}) {
     std::string d = b;
     d[at] = static_cast<char>(d[at] ^ 4);
     const FileBlocks fb(kPath, d);
     try {
-      fb.lens();
+      for (size_t i = 0; i < v.size(); i++) fb.len(i);
       fb.stats(0);
       ADD_FAILURE() << "byte " << at << ": read without an error";
     } catch (const scipis::Error& e) {
@@ -417,6 +422,12 @@ TEST(FileDataDamage, LengthsAndStatisticsChecked) {
       EXPECT_NE(std::string(e.what()).find(kPath), std::string::npos) << e.what();
     }
   }
+  // An undamaged chunk still reads when another one is damaged.
+  std::string d = b;
+  d[lens_at + 4 * scipis::kLenChunk] ^= 4;
+  const FileBlocks fb(kPath, d);
+  EXPECT_EQ(fb.len(3), std::min<uint64_t>(v[3].d.tokens, scipis::kLenInRecord));
+  EXPECT_THROW(fb.len(scipis::kLenChunk), scipis::Error);
 }
 
 TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
@@ -437,12 +448,14 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
     std::string d;
     scipis::FileHeader h;
     h.count = 1;
-    // The offset table, the length (5, as fields() has it) and zeroed
-    // statistics, each signed.
-    std::string lens, stats(scipis::kBlockStatBytes, '\0'), table;
+    // The offset table, the length (5, as fields() has it) and its chunk's
+    // crc, zeroed statistics, each signed.
+    std::string lens, crcs, stats(scipis::kBlockStatBytes, '\0'), table;
     scipis::put_u32(lens, 5);
+    scipis::put_u32(crcs, scipis::crc32c(lens.data(), lens.size()));
+    lens += crcs;
     scipis::put_u32(table, 0);
-    scipis::put_u32(table, scipis::crc32c(lens.data(), lens.size()));
+    scipis::put_u32(table, scipis::crc32c(crcs.data(), crcs.size()));
     scipis::put_u32(table, scipis::crc32c(stats.data(), stats.size()));
     scipis::put_u32(table, 0);  // no common prefix kept
     h.body_crc = scipis::crc32c(table.data(), table.size());

@@ -37,7 +37,8 @@ void PathIndex::serialise(int split_factor, std::string& data, std::vector<std::
     lcp = k;
   }
   const size_t lens_at = kHeaderSize + 4 * blocks + 12;
-  const size_t stats_at = lens_at + 4 * n;
+  const size_t len_chunks = (n + kLenChunk - 1) / kLenChunk;
+  const size_t stats_at = lens_at + 4 * n + 4 * len_chunks;
   data.assign(stats_at + lcp + kBlockStatBytes * blocks, '\0');
   std::memcpy(data.data() + stats_at, paths_.data(), lcp);
   const size_t first = data.size();
@@ -93,7 +94,10 @@ void PathIndex::serialise(int split_factor, std::string& data, std::vector<std::
     put_u32(data, crc32c(data.data() + start, data.size() - start));
     st.write(data.data() + stats_at + lcp + kBlockStatBytes * b, lo.substr(lcp), hi.substr(lcp));
   }
-  write_u32(data.data() + lens_at - 12, crc32c(data.data() + lens_at, 4 * n));
+  for (size_t c = 0; c < len_chunks; c++)
+    write_u32(data.data() + lens_at + 4 * n + 4 * c,
+              crc32c(data.data() + lens_at + 4 * kLenChunk * c, 4 * std::min(kLenChunk, n - c * kLenChunk)));
+  write_u32(data.data() + lens_at - 12, crc32c(data.data() + lens_at + 4 * n, 4 * len_chunks));
   write_u32(data.data() + lens_at - 8, crc32c(data.data() + stats_at, lcp + kBlockStatBytes * blocks));
   write_u32(data.data() + lens_at - 4, static_cast<uint32_t>(lcp));
   FileHeader h;

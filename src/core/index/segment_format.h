@@ -21,11 +21,12 @@
 // File data: `count` records in blocks of kFileBlock (the last one
 //            shorter), blocks = ceil(count / kFileBlock):
 //            u32 block_offset[blocks] (from the first block's start; the
-//            first is 0), u32 crc32c of the lengths, u32 crc32c of the
-//            statistics, u32 bytes of the paths' common prefix
-//            (`body_crc` covers these four); u32 length[count]: each
-//            record's tokens, kLenInRecord when it is that or more (the
-//            record holds it); the statistics: the common prefix of all
+//            first is 0), u32 crc32c of the lengths' chunk crcs, u32
+//            crc32c of the statistics, u32 bytes of the paths' common
+//            prefix (`body_crc` covers these four); u32 length[count]:
+//            each record's tokens, kLenInRecord when it is that or more
+//            (the record holds it); u32 crc32c of each kLenChunk lengths;
+//            the statistics: the common prefix of all
 //            paths, then per block kBlockStatBytes (index/
 //            file_block_stats.h, fences after the common prefix); then
 //            the blocks back to back, the last ending at the end of the
@@ -87,6 +88,8 @@ constexpr size_t kMinFileRecord = 11;
 constexpr uint64_t kMaxFileBlocksBytes = uint64_t{1} << 32;
 // A length of this or more is read from the record.
 constexpr uint32_t kLenInRecord = UINT32_MAX;
+// Lengths are checked a chunk of this many at a time, when first read.
+constexpr size_t kLenChunk = 1024;
 
 inline constexpr char kMagicTfData[] = "SCIPISTD";
 inline constexpr char kMagicTfMeta[] = "SCIPISTM";

@@ -236,7 +236,7 @@ FileBlocks::FileBlocks(std::string path, std::string_view file)
   lens_at_ = kHeaderSize + 4 * blocks_ + 12;
   if (lens_at_ > file_.size()) fail_corrupt(path_, "block table exceeds the file");
   check_body(path_, h, file_.substr(kHeaderSize, 4 * blocks_ + 12));
-  stats_at_ = lens_at_ + 4 * count_;
+  stats_at_ = lens_at_ + 4 * count_ + 4 * ((count_ + kLenChunk - 1) / kLenChunk);
   const size_t lcp = get_u32(reinterpret_cast<const unsigned char*>(file_.data()) + lens_at_ - 4);
   if (lcp > file_.size()) fail_corrupt(path_, "block statistics exceed the file");
   first_ = stats_at_ + lcp + kBlockStatBytes * blocks_;
@@ -256,11 +256,21 @@ FileBlocks::FileBlocks(std::string path, std::string_view file)
   }
 }
 
-void FileBlocks::check_lens() const {
+void FileBlocks::check_len_chunk(size_t c) const {
   const auto* p = reinterpret_cast<const unsigned char*>(file_.data());
-  if (crc32c(p + lens_at_, 4 * count_) != get_u32(p + lens_at_ - 12))
+  const size_t chunks = static_cast<size_t>((count_ + kLenChunk - 1) / kLenChunk);
+  if (c >= chunks) fail_corrupt(path_, "length past the last record");
+  const unsigned char* crcs = p + lens_at_ + 4 * count_;
+  if (len_ok_.empty()) {
+    // The chunks' crcs first (their own crc is in the checked table).
+    if (crc32c(crcs, 4 * chunks) != get_u32(p + lens_at_ - 12))
+      fail_corrupt(path_, "checksum mismatch in the length array");
+    len_ok_.assign((chunks + 63) / 64, 0);
+  }
+  const size_t n = std::min<size_t>(kLenChunk, static_cast<size_t>(count_) - c * kLenChunk);
+  if (crc32c(p + lens_at_ + 4 * kLenChunk * c, 4 * n) != get_u32(crcs + 4 * c))
     fail_corrupt(path_, "checksum mismatch in the length array");
-  lens_ok_ = true;
+  len_ok_[c / 64] |= uint64_t{1} << (c % 64);
 }
 
 void FileBlocks::check_stats() const {
@@ -344,7 +354,8 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
   }
   if (n == records_in(b) && c.left() != 0)
     fail_corrupt(path_, "trailing bytes in file block " + std::to_string(b));
-  const unsigned char* arr = lens() + 4 * (b * kFileBlock);
+  static_assert(kLenChunk % kFileBlock == 0, "a block's lengths lie in one chunk");
+  const unsigned char* arr = len_chunk(b * kFileBlock / kLenChunk) + 4 * (b * kFileBlock % kLenChunk);
   for (size_t i = 0; i < n; i++)
     if (get_u32(arr + 4 * i) != std::min<uint64_t>(docs[i].tokens, kLenInRecord))
       fail_corrupt(path_, "length array differs from file block " + std::to_string(b));

@@ -116,11 +116,15 @@ class FileBlocks {
   // length array holds. With upto, only the first upto records.
   void decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends,
               size_t upto = kFileBlock) const;
-  // The length array (u32 little-endian per record, kLenInRecord: in the
-  // record), checked on first use.
-  const unsigned char* lens() const {
-    if (!lens_ok_) check_lens();
-    return reinterpret_cast<const unsigned char*>(file_.data()) + lens_at_;
+  // Chunk c of the length array (kLenChunk u32 little-endian, one per
+  // record from record c * kLenChunk; kLenInRecord: in the record),
+  // checked when first read.
+  const unsigned char* len_chunk(size_t c) const {
+    if (!(c / 64 < len_ok_.size() && (len_ok_[c / 64] >> (c % 64) & 1))) check_len_chunk(c);
+    return reinterpret_cast<const unsigned char*>(file_.data()) + lens_at_ + 4 * kLenChunk * c;
+  }
+  uint32_t len(size_t rec) const {
+    return get_u32(len_chunk(rec / kLenChunk) + 4 * (rec % kLenChunk));
   }
   // Block b's statistics, checked on first use; their path fences hold
   // the bytes after common_prefix().
@@ -131,13 +135,15 @@ class FileBlocks {
     return lcp_;
   }
   const std::string& path() const { return path_; }
-  size_t heap_bytes() const { return sizeof(*this) + path_.capacity(); }
+  size_t heap_bytes() const {
+    return sizeof(*this) + path_.capacity() + len_ok_.capacity() * sizeof(uint64_t);
+  }
 
  private:
   uint32_t offset(size_t b) const {
     return get_u32(reinterpret_cast<const unsigned char*>(file_.data()) + kHeaderSize + 4 * b);
   }
-  void check_lens() const;
+  void check_len_chunk(size_t c) const;
   void check_stats() const;
   std::string path_;
   std::string_view file_;
@@ -146,7 +152,8 @@ class FileBlocks {
   size_t lens_at_ = 0, stats_at_ = 0;
   std::string_view lcp_;
   size_t first_ = 0;  // where the first block starts in file_
-  mutable bool lens_ok_ = false, stats_ok_ = false;
+  mutable std::vector<uint64_t> len_ok_;  // a bit per chunk; empty: the crcs unchecked
+  mutable bool stats_ok_ = false;
 };
 
 // A file-index data file: the segment's documents.

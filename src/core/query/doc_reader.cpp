@@ -13,25 +13,29 @@ void DocReader::locate(uint64_t seq) {
   const size_t s = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
                                        ix_.first.begin()) - 1;
   const FileBlocks& fb = c_.files(*ix_.segs[s]);
-  a_ = ix_.first[s];
-  n_ = fb.records();
-  lens_ = fb.lens();
+  // The window len() reads without a check: seq's chunk of lengths.
+  seg_a_ = ix_.first[s];
+  seg_n_ = fb.records();
+  const size_t c = static_cast<size_t>((seq - seg_a_) / kLenChunk);
+  a_ = seg_a_ + c * kLenChunk;
+  n_ = std::min<uint64_t>(kLenChunk, seg_n_ - c * kLenChunk);
+  lens_ = fb.len_chunk(c);
 }
 
 void DocReader::load(uint64_t seq) {
   if (seq - block_a_ < block_n_) return;
+  if (seq - seg_a_ >= seg_n_) locate(seq);
   // A record of the block decoded last, past what was decoded: the block
   // whole, as reads in document order go on through it.
   const bool whole = seq - block_a_ < kFileBlock && block_n_ > 0;
-  if (seq - a_ >= n_) locate(seq);
   const size_t s = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
                                        ix_.first.begin()) - 1;
   SegmentState& seg = *ix_.segs[s];
   const FileBlocks& fb = c_.files(seg);
-  const size_t b = static_cast<size_t>((seq - a_) / kFileBlock);
+  const size_t b = static_cast<size_t>((seq - seg_a_) / kFileBlock);
   paths_.clear();
   block_n_ = 0;
-  const uint64_t first = a_ + b * kFileBlock;
+  const uint64_t first = seg_a_ + b * kFileBlock;
   // Records up to seq's: a path is front-coded against the one before it.
   const size_t n = whole && first == block_a_ ? fb.records_in(b) : static_cast<size_t>(seq - first) + 1;
   fb.decode(b, docs_, paths_, ends_, n);

@@ -40,8 +40,9 @@ class DocReader {
   void load(uint64_t seq);
   Collection& c_;
   IndexerState& ix_;
-  // The segment whose lengths len() reads: seqs [a_, a_ + n_).
-  uint64_t a_ = 0, n_ = 0;
+  // The chunk of lengths len() reads: seqs [a_, a_ + n_), checked; in the
+  // segment of seqs [seg_a_, seg_a_ + seg_n_).
+  uint64_t a_ = 0, n_ = 0, seg_a_ = 0, seg_n_ = 0;
   const unsigned char* lens_ = nullptr;
   // The decoded block: seqs [block_a_, block_a_ + block_n_).
   uint64_t block_a_ = 0, block_n_ = 0;
