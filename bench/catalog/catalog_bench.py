@@ -244,7 +244,7 @@ def machine_info(a):
         info["scipis_so"] = "%s sha256 %s" % (time.strftime("%Y-%m-%d %H:%M", time.gmtime(os.path.getmtime(so))),
                                              sh("sha256sum %s | cut -c1-16" % so))
     info["pg_settings"] = psql("SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings "
-                               "WHERE name IN ('shared_buffers','work_mem','max_connections','fsync','jit')").strip()
+                               "WHERE name IN ('shared_buffers','work_mem','max_connections','fsync','jit','shared_preload_libraries')").strip()
     return info
 
 
@@ -1022,7 +1022,7 @@ def main():
         psql("ALTER SYSTEM SET fsync = on")
         psql("SELECT pg_reload_conf()")
         info["pg_settings"] = psql("SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings "
-                                   "WHERE name IN ('shared_buffers','work_mem','max_connections','fsync','jit')").strip()
+                                   "WHERE name IN ('shared_buffers','work_mem','max_connections','fsync','jit','shared_preload_libraries')").strip()
         psql("SET client_min_messages = warning; SELECT scipis_drop_collection(name) FROM scipis_collection "
              "WHERE name = %s" % lit(COLL))
         psql("SELECT scipis_create_collection(%s, %s, %s)" % (lit(COLL), lit(corpus),

@@ -8,7 +8,11 @@
 #        [--parts index,memory,connections,metadata,locate] [--data /var/tmp/scipis-catalog]
 #        [--clients 64] [any other option of catalog_bench.py: --threads, --index-runs,
 #         --pgbench-threads, --duration, --reconnect, --memory-reps, --runs, --locate-runs,
-#         --lucene-heap]
+#         --lucene-heap] [--preload]
+#
+# --preload starts the cluster with shared_preload_libraries = 'scipis', so
+# that new backends are forked with the library loaded (each would load it
+# on its first scipis call otherwise).
 #
 # --files N makes (or reuses: make_tree.py is idempotent) the tree
 # DATA/tree-<N>-seed<S> with bench/catalog/make_tree.py. As root, with
@@ -20,7 +24,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORIG_ARGS=("$@")
 CORPUS="" FILES="" SEED=42 DATA=/var/tmp/scipis-catalog CLIENTS=64 RESULTS=""
-PASS=()
+PASS=() PRELOAD=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--corpus) CORPUS=$2; shift 2 ;;
@@ -30,6 +34,7 @@ while [ $# -gt 0 ]; do
 		--results) RESULTS=$2; PASS+=("$1" "$2"); shift 2 ;;
 		--clients) CLIENTS=$2; PASS+=("$1" "$2"); shift 2 ;;
 		--reconnect) PASS+=("$1"); shift ;;
+		--preload) PRELOAD=(-o shared_preload_libraries=scipis); shift ;;
 		--*) [ $# -ge 2 ] || { echo "run.sh: $1 needs a value" >&2; exit 2; }
 			PASS+=("$1" "$2"); shift 2 ;;
 		*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -63,7 +68,7 @@ if [ -z "${SCIPIS_CATALOG_IN_VENV:-}" ]; then
 	done
 	export PGPORT
 	exec pg_virtualenv -t -v 15 -o max_connections=$((CLIENTS + 36)) -o jit=off \
-		-o max_parallel_workers_per_gather=0 \
+		-o max_parallel_workers_per_gather=0 "${PRELOAD[@]}" \
 		bash "$0" "${ORIG_ARGS[@]}" --corpus "$CORPUS"
 fi
 

@@ -1,0 +1,2 @@
+\set i random(1, 48)
+SELECT path, score FROM scipis_search((ARRAY['job','slurmstepd','step','uid','user','ntasks','nodes','out','exit','state','iteration','residual','wall','info','kernel','mem','psmp','sazoridi','eowusu','gmres','drain','fft','solve','cannot','temporarily','denied','boost','connection','intel','caga','boboxe','somup','aebed','cejib','daxijowup','fenonohew','hacazab','hujovehog','juxutuba','liguh','mivaw','nuzexogal','raded','savitav','tifihuz','vidutomij','wodakemub','xowiware'])[ :i ], 'catalog', 10);
