@@ -9,13 +9,16 @@ namespace scipis {
 void DocReader::locate(uint64_t seq) {
   if (seq >= ix_.docs()) fail(SCIPIS_E_INTERNAL, "document %llu of %llu", static_cast<unsigned long long>(seq),
                               static_cast<unsigned long long>(ix_.docs()));
-  // The last segment starting at or before seq (empty ones skipped).
-  const size_t s = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
-                                       ix_.first.begin()) - 1;
-  const FileBlocks& fb = c_.files(*ix_.segs[s]);
+  // The last segment starting at or before seq (empty ones skipped),
+  // unless seq is in the one found last.
+  if (seq - seg_a_ >= seg_n_) {
+    seg_ = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
+                               ix_.first.begin()) - 1;
+    seg_a_ = ix_.first[seg_];
+    seg_n_ = ix_.first[seg_ + 1] - seg_a_;
+  }
+  const FileBlocks& fb = c_.files(*ix_.segs[seg_]);
   // The window len() reads without a check: seq's chunk of lengths.
-  seg_a_ = ix_.first[s];
-  seg_n_ = fb.records();
   const size_t c = static_cast<size_t>((seq - seg_a_) / kLenChunk);
   a_ = seg_a_ + c * kLenChunk;
   n_ = std::min<uint64_t>(kLenChunk, seg_n_ - c * kLenChunk);
@@ -28,10 +31,7 @@ void DocReader::load(uint64_t seq) {
   // A record of the block decoded last, past what was decoded: the block
   // whole, as reads in document order go on through it.
   const bool whole = seq - block_a_ < kFileBlock && block_n_ > 0;
-  const size_t s = static_cast<size_t>(std::upper_bound(ix_.first.begin(), ix_.first.end(), seq) -
-                                       ix_.first.begin()) - 1;
-  SegmentState& seg = *ix_.segs[s];
-  const FileBlocks& fb = c_.files(seg);
+  const FileBlocks& fb = c_.files(*ix_.segs[seg_]);
   const size_t b = static_cast<size_t>((seq - seg_a_) / kFileBlock);
   paths_.clear();
   block_n_ = 0;

@@ -43,6 +43,7 @@ class DocReader {
   // The chunk of lengths len() reads: seqs [a_, a_ + n_), checked; in the
   // segment of seqs [seg_a_, seg_a_ + seg_n_).
   uint64_t a_ = 0, n_ = 0, seg_a_ = 0, seg_n_ = 0;
+  size_t seg_ = 0;  // in the indexer's segments
   const unsigned char* lens_ = nullptr;
   // The decoded block: seqs [block_a_, block_a_ + block_n_).
   uint64_t block_a_ = 0, block_n_ = 0;
