@@ -376,6 +376,144 @@ int			scipis_block_remove(const char *index_path, scipis_error *err);
 
 /* ---- end block ---- */
 
+
+/* ---- the index access method (src/core/am) ----
+ *
+ * An index is a set of immutable segments, each a byte stream cut into the
+ * payloads of consecutive pages of the index relation, plus a pending list
+ * of entries (one per row) not yet merged into a segment. The C side owns
+ * the pages: the engine reads a segment's bytes through scipis_am_reader,
+ * whose callback copies one page's payload after checking it; the callback
+ * catches PostgreSQL errors itself (nothing longjmps through the engine)
+ * and reports them as a status.
+ *
+ * A row is identified by its TID as a 48-bit key: block << 16 | offset.
+ */
+
+typedef struct scipis_am_segment
+{
+	uint32_t	id;				/* written on every page of the segment */
+	uint32_t	start;			/* first block */
+	uint32_t	npages;
+	uint64_t	bytes;			/* length of the byte stream */
+} scipis_am_segment;
+
+typedef struct scipis_am_reader
+{
+	void	   *ctx;
+	uint32_t	payload;		/* bytes of a segment per page */
+	/* Copies the payload of logical page `page` of seg into dst; 0 or -1. */
+	int			(*read_page) (void *ctx, const scipis_am_segment *seg, uint32_t page,
+							  unsigned char *dst, scipis_error *err);
+} scipis_am_reader;
+
+/* One consistent state of an index, as read from its metapage. */
+typedef struct scipis_am_view
+{
+	const scipis_am_segment *segs;
+	int			nsegs;
+	const unsigned char *const *pending;	/* entries, oldest first */
+	const uint32_t *pending_len;
+	uint64_t	npending;
+} scipis_am_view;
+
+/* A pending entry for one row's value (NULL when is_null). */
+typedef struct scipis_am_blob scipis_am_blob;
+scipis_am_blob *scipis_am_entry_encode(uint64_t tid, const char *text, size_t len, int is_null,
+									   const unsigned char delimiter[256],
+									   scipis_error *err);
+const unsigned char *scipis_am_blob_data(const scipis_am_blob *b, size_t *len);
+void		scipis_am_blob_free(scipis_am_blob *b);
+/* The row of an entry; -1 when the bytes are not an entry. */
+int			scipis_am_entry_tid(const unsigned char *entry, size_t len, uint64_t *tid,
+								scipis_error *err);
+
+typedef struct scipis_am_stats
+{
+	uint64_t	entries;		/* rows, NULL and token-free ones included */
+	uint64_t	docs;			/* rows with at least one token: N */
+	uint64_t	tokens;
+	uint64_t	terms;
+} scipis_am_stats;
+
+/* The rows of a segment, ascending within it (owned by the caller: free()). */
+int			scipis_am_segment_tids(const scipis_am_reader *rd, const scipis_am_segment *seg,
+								   uint64_t **tids, size_t *n, scipis_error *err);
+int			scipis_am_segment_stats(const scipis_am_reader *rd,
+									const scipis_am_segment *seg,
+									scipis_am_stats *stats, scipis_error *err);
+
+/*
+ * Merges the view's segments and pending entries into one new segment,
+ * leaving out the rows in dead (ascending). *out is NULL when nothing is
+ * left.
+ */
+int			scipis_am_merge(const scipis_am_view *view, const scipis_am_reader *rd,
+							const uint64_t *dead, size_t ndead, scipis_am_blob **out,
+							scipis_am_stats *stats, scipis_error *err);
+
+/* Building: rows go in on the caller's thread, segments come out. */
+typedef struct scipis_am_build scipis_am_build;
+scipis_am_build *scipis_am_build_start(const unsigned char delimiter[256], int threads,
+									   uint64_t memory_bytes, scipis_error *err);
+/* 0 when taken, 1 when the queue is full (take segments, then retry). */
+int			scipis_am_build_add(scipis_am_build *b, uint64_t tid, const char *text,
+								size_t len, int is_null, scipis_error *err);
+/* No more rows: the indexers write what they hold. */
+int			scipis_am_build_finish_input(scipis_am_build *b, scipis_error *err);
+/*
+ * Waits up to timeout_ms for a finished segment: 1 with *seg (the caller
+ * frees it), 0 when none is ready yet, 2 when the build is over, -1.
+ */
+int			scipis_am_build_take(scipis_am_build *b, int timeout_ms, scipis_am_blob **seg,
+								 scipis_error *err);
+void		scipis_am_build_free(scipis_am_build *b);
+
+/* A query against an index (or a value, for the operators' own calls). */
+typedef struct scipis_am_query scipis_am_query;
+scipis_am_query *scipis_am_query_new(const char *query, size_t len,
+									 const unsigned char delimiter[256],
+									 scipis_ranking ranking, scipis_match match,
+									 scipis_error *err);
+void		scipis_am_query_free(scipis_am_query *q);
+/* Fixes N, df and avgdl from view; later calls keep the first ones. */
+int			scipis_am_query_prepare(scipis_am_query *q, const scipis_am_view *view,
+									const scipis_am_reader *rd, scipis_error *err);
+
+typedef struct scipis_am_hit
+{
+	uint64_t	tid;
+	double		score;
+	int			is_null;		/* the row's value is NULL */
+} scipis_am_hit;
+
+/*
+ * Up to k matching rows ranked after (after_score, after_tid) in the order
+ * score descending, then tid ascending (every match when has_after = 0).
+ * Hits stay valid until the next call on q.
+ */
+int			scipis_am_query_ranked(scipis_am_query *q, const scipis_am_view *view,
+								   const scipis_am_reader *rd, uint64_t k, int has_after,
+								   double after_score, uint64_t after_tid,
+								   const scipis_am_hit **hits, size_t *n, scipis_error *err);
+/*
+ * Up to k rows that do not match, ordered by (is_null, tid), after
+ * (after_null, after_tid) when has_after.
+ */
+int			scipis_am_query_rest(scipis_am_query *q, const scipis_am_view *view,
+								 const scipis_am_reader *rd, uint64_t k, int has_after,
+								 int after_null, uint64_t after_tid,
+								 const scipis_am_hit **hits, size_t *n, scipis_error *err);
+/* Every matching row, ascending by tid. */
+int			scipis_am_query_matches(scipis_am_query *q, const scipis_am_view *view,
+									const scipis_am_reader *rd, const uint64_t **tids,
+									size_t *n, scipis_error *err);
+/* Whether a value matches, and its score (after prepare; 0 when no match). */
+int			scipis_am_query_value(scipis_am_query *q, const char *text, size_t len,
+								  int *matches, double *score, scipis_error *err);
+
+/* ---- end access method ---- */
+
 #ifdef __cplusplus
 }
 #endif

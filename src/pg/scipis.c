@@ -33,6 +33,7 @@ _PG_init(void)
 							   NULL, NULL, NULL);
 	MarkGUCPrefixReserved("scipis");
 	scipis_files_scan_init();
+	scipis_am_options_init();
 }
 
 /*

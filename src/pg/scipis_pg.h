@@ -19,5 +19,6 @@ void		scipis_require_read_server_files(const char *what);
 
 /* The custom scan of scipis_files (files_scan.c), installed at load. */
 void		scipis_files_scan_init(void);
+void		scipis_am_options_init(void);
 
 #endif

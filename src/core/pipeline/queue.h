@@ -29,6 +29,15 @@ class BoundedQueue {
     return true;
   }
 
+  // Moves v in only when there is room now; false leaves v as it was.
+  bool try_push(T& v) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (items_.size() >= capacity_) return false;
+    items_.push_back(std::move(v));
+    not_empty_.notify_one();
+    return true;
+  }
+
   // Empty when the queue is closed and drained, or the build stopped.
   std::optional<T> pop() {
     std::unique_lock<std::mutex> lk(mu_);

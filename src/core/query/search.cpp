@@ -11,6 +11,7 @@
 
 #include "index/segment_format.h"
 #include "query/doc_reader.h"
+#include "query/score.h"
 #include "query/topk.h"
 #include "util/bytes.h"
 #include "util/error.h"
@@ -110,10 +111,8 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
   std::vector<double> idf(nt);
   for (size_t t = 0; t < nt; t++) {
     double d = static_cast<double>(df[t]);
-    idf[t] = ranking == SCIPIS_BM25 ? std::log(1.0 + (N - d + 0.5) / (d + 0.5))
-                                    : 1.0 + std::log((N + 1.0) / (d + 1.0));
+    idf[t] = term_idf(ranking, N, d);
   }
-  const double k1 = 1.2, b = 0.75;
 
   RankOrder better(c);
   auto cmp = [&](const Ranked& a, const Ranked& b2) { return better(a, b2); };
@@ -143,11 +142,7 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
         double tf = postings[i][t][pos[t]].tf;
         if (++pos[t] < postings[i][t].size()) next.push({postings[i][t][pos[t]].seq, t});
         matched++;
-        double qf = terms[t].qf;
-        if (ranking == SCIPIS_BM25)
-          score += qf * idf[t] * tf / (tf + k1 * (1.0 - b + b * len / avgdl));
-        else
-          score += qf * std::sqrt(tf) * idf[t] / std::sqrt(len);
+        score += term_score(ranking, terms[t].qf, idf[t], tf, len, avgdl);
       }
       if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
       if (k >= 0 && heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;

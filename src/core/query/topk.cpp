@@ -10,6 +10,7 @@
 #include "index/postings_codec.h"
 #include "index/segment_format.h"
 #include "query/doc_reader.h"
+#include "query/score.h"
 #include "util/error.h"
 
 namespace scipis {
@@ -38,8 +39,7 @@ struct Scorer {
   scipis_ranking ranking;
   double idf, qf, avgdl;
   double operator()(double tf, double len) const {
-    if (ranking == SCIPIS_BM25) return qf * idf * tf / (tf + 1.2 * (1.0 - 0.75 + 0.75 * len / avgdl));
-    return qf * std::sqrt(tf) * idf / std::sqrt(len);
+    return term_score(ranking, qf, idf, tf, len, avgdl);
   }
   // The most a posting of the block can score. TF-IDF grows with tf /
   // length alone: the block's best posting scores its maximum. BM25 grows
@@ -171,8 +171,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   std::vector<Scorer> score_of(nt);
   for (size_t t = 0; t < nt; t++) {
     const double d = static_cast<double>(df[t]);
-    const double idf = ranking == SCIPIS_BM25 ? std::log(1.0 + (N - d + 0.5) / (d + 0.5))
-                                              : 1.0 + std::log((N + 1.0) / (d + 1.0));
+    const double idf = term_idf(ranking, N, d);
     score_of[t] = Scorer{ranking, idf, static_cast<double>(terms[t].qf), avgdl};
   }
 

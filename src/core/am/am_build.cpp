@@ -1,0 +1,144 @@
+// CREATE INDEX: the caller's thread hands batches of rows (copied) to
+// indexer threads; each fills a MemIndex and writes it as a segment when it
+// reaches its share of the memory budget, so memory stays bounded however
+// large the table is. Segments go back to the caller, who writes pages.
+#include "am/am_build.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "am/am_merge.h"
+#include "pipeline/pipeline.h"
+#include "util/error.h"
+
+namespace scipis::am {
+
+namespace {
+constexpr size_t kBatchBytes = 1 << 20;
+constexpr size_t kBatchRows = 4096;
+}  // namespace
+
+AmBuild::AmBuild(const unsigned char delimiter[256], int threads, uint64_t memory_bytes)
+    : tok_(delimiter),
+      threads_(threads >= 1 ? threads : std::max(1u, std::thread::hardware_concurrency())),
+      in_(static_cast<size_t>(threads_), &stop_),
+      running_(threads_) {
+  // Batches in flight and a finished segment per indexer take their part.
+  const uint64_t per = memory_bytes / static_cast<uint64_t>(threads_) / 2;
+  per_indexer_ = per > (4u << 20) ? per : (4u << 20);
+  for (int i = 0; i < threads_; i++) workers_.emplace_back([this] { run(); });
+}
+
+AmBuild::~AmBuild() {
+  stop_ = true;
+  in_.close();
+  {
+    std::lock_guard<std::mutex> lk(out_mu_);
+    out_cv_.notify_all();
+  }
+  for (auto& t : workers_) t.join();
+}
+
+bool AmBuild::add(uint64_t tid, const char* text, size_t len, bool is_null) {
+  check_failed();
+  if (held_) {
+    if (!in_.try_push(cur_)) return false;
+    cur_.reset();
+    held_ = false;
+  }
+  if (!cur_) cur_ = std::make_unique<Batch>();
+  cur_->rows.push_back({tid, cur_->text.size(), is_null ? 0 : len, is_null});
+  if (!is_null) cur_->text.append(text, len);
+  if (cur_->text.size() >= kBatchBytes || cur_->rows.size() >= kBatchRows) {
+    if (in_.try_push(cur_))
+      cur_.reset();
+    else
+      held_ = true;
+  }
+  return true;
+}
+
+bool AmBuild::finish_input() {
+  check_failed();
+  if (closed_) return true;
+  if (cur_ && !cur_->rows.empty()) {
+    if (!in_.try_push(cur_)) return false;
+  }
+  cur_.reset();
+  held_ = false;
+  in_.close();
+  closed_ = true;
+  return true;
+}
+
+int AmBuild::take(int timeout_ms, std::string& seg) {
+  std::unique_lock<std::mutex> lk(out_mu_);
+  out_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms),
+                   [&] { return !out_.empty() || failed_ || (closed_ && running_ == 0); });
+  if (failed_) throw Error(fail_code_, fail_msg_);
+  if (!out_.empty()) {
+    seg = std::move(out_.front());
+    out_.pop_front();
+    out_cv_.notify_all();
+    return 1;
+  }
+  return closed_ && running_ == 0 ? 2 : 0;
+}
+
+void AmBuild::check_failed() {
+  std::lock_guard<std::mutex> lk(out_mu_);
+  if (failed_) throw Error(fail_code_, fail_msg_);
+}
+
+void AmBuild::run() {
+  block_all_signals();
+  try {
+    auto mem = std::make_unique<MemIndex>();
+    auto emit = [&] {
+      std::vector<std::unique_ptr<Source>> one;
+      one.push_back(std::move(mem));
+      std::string seg = merge_sources(one, nullptr, 0, nullptr);
+      mem = std::make_unique<MemIndex>();
+      std::unique_lock<std::mutex> lk(out_mu_);
+      // One finished segment per indexer may wait for the caller.
+      out_cv_.wait(lk, [&] { return out_.size() < static_cast<size_t>(threads_) || stop_; });
+      if (!stop_) out_.push_back(std::move(seg));
+      out_cv_.notify_all();
+    };
+    while (auto b = in_.pop()) {
+      {
+        // Room in the queue: wake a caller waiting to hand over a batch.
+        std::lock_guard<std::mutex> lk(out_mu_);
+        out_cv_.notify_all();
+      }
+      Batch& batch = **b;
+      for (const Row& r : batch.rows) {
+        mem->add_text(tok_, r.tid, batch.text.data() + r.off, r.len, r.is_null);
+        if (mem->bytes() >= per_indexer_) emit();
+      }
+    }
+    if (!stop_ && !mem->empty()) emit();
+  } catch (const Error& e) {
+    record_failure(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    record_failure(SCIPIS_E_NOMEM, "scipis index build ran out of memory");
+  } catch (const std::exception& e) {
+    record_failure(SCIPIS_E_INTERNAL, e.what());
+  }
+  std::lock_guard<std::mutex> lk(out_mu_);
+  running_--;
+  out_cv_.notify_all();
+}
+
+void AmBuild::record_failure(scipis_status code, const std::string& msg) {
+  std::lock_guard<std::mutex> lk(out_mu_);
+  if (!failed_) {
+    failed_ = true;
+    fail_code_ = code;
+    fail_msg_ = msg;
+  }
+  stop_ = true;
+  out_cv_.notify_all();
+}
+
+}  // namespace scipis::am

@@ -1,0 +1,38 @@
+#include "am/am_format.h"
+
+#include "util/bytes.h"
+#include "util/crc32c.h"
+#include "util/error.h"
+
+namespace scipis::am {
+
+std::string encode_footer(const Footer& f) {
+  std::string out;
+  put_u32(out, kSegMagic);
+  put_u32(out, kSegVersion);
+  for (uint64_t v : {f.ndocs, f.counted, f.tokens, f.nterms, f.index_off, f.groups}) put_u64(out, v);
+  put_u32(out, crc32c(out.data(), out.size()));
+  out.resize(kFooterBytes, '\0');
+  return out;
+}
+
+Footer decode_footer(std::string_view raw, uint64_t bytes, const std::string& what) {
+  if (raw.size() != kFooterBytes) fail_corrupt(what, "segment footer missing");
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  if (get_u32(p) != kSegMagic) fail_corrupt(what, "not a scipis segment (bad magic number)");
+  if (get_u32(p + 4) != kSegVersion)
+    fail(SCIPIS_E_CORRUPT, "%s: segment format version %u, this build reads version %u; REINDEX it",
+         what.c_str(), get_u32(p + 4), kSegVersion);
+  if (get_u32(p + 56) != crc32c(p, 56)) fail_corrupt(what, "segment footer checksum mismatch");
+  Footer f;
+  uint64_t* v[] = {&f.ndocs, &f.counted, &f.tokens, &f.nterms, &f.index_off, &f.groups};
+  for (int i = 0; i < 6; i++) *v[i] = get_u64(p + 8 + 8 * i);
+  const bool ok = bytes >= kFooterBytes && f.counted <= f.ndocs && f.ndocs <= UINT32_MAX &&
+                  f.ndocs * kDocBytes <= f.index_off && f.groups <= bytes / kIndexEntry &&
+                  f.index_off + f.groups * kIndexEntry == bytes - kFooterBytes &&
+                  f.groups * kGroupTerms >= f.nterms && f.nterms + kGroupTerms > f.groups * kGroupTerms;
+  if (!ok) fail_corrupt(what, "segment footer out of range");
+  return f;
+}
+
+}  // namespace scipis::am

@@ -1,0 +1,183 @@
+#include "am/am_query.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+#include "am/seg_reader.h"
+#include "query/score.h"
+#include "util/error.h"
+
+namespace scipis::am {
+
+std::vector<std::unique_ptr<Source>> open_view(const scipis_am_view& view,
+                                               const scipis_am_reader& rd) {
+  std::vector<std::unique_ptr<Source>> out;
+  for (int i = 0; i < view.nsegs; i++) out.push_back(std::make_unique<PagedSegment>(rd, view.segs[i]));
+  if (view.npending > 0) {
+    auto mem = std::make_unique<MemIndex>();
+    for (uint64_t i = 0; i < view.npending; i++)
+      mem->add_entry(std::string_view(reinterpret_cast<const char*>(view.pending[i]), view.pending_len[i]));
+    out.push_back(std::move(mem));
+  }
+  return out;
+}
+
+AmQuery::AmQuery(const unsigned char delimiter[256], std::string_view query, scipis_ranking ranking,
+                 scipis_match match)
+    : tok_(delimiter), terms_(parse_query(tok_, query)), ranking_(ranking), match_(match) {
+  if (terms_.empty()) fail(SCIPIS_E_INVALID, "the query has no terms");
+}
+
+void AmQuery::prepare(const scipis_am_view& view, const scipis_am_reader& rd) {
+  if (prepared_) return;
+  auto sources = open_view(view, rd);
+  double N = 0, tokens = 0;
+  std::vector<double> df(terms_.size(), 0);
+  TermPostings p;
+  for (auto& s : sources) {
+    N += static_cast<double>(s->stats().counted);
+    tokens += static_cast<double>(s->stats().tokens);
+    for (size_t t = 0; t < terms_.size(); t++)
+      if (s->find(terms_[t].term, p, false)) df[t] += static_cast<double>(p.df);
+  }
+  avgdl_ = N > 0 ? tokens / N : 0;
+  idf_.resize(terms_.size());
+  for (size_t t = 0; t < terms_.size(); t++) idf_[t] = term_idf(ranking_, N, df[t]);
+  prepared_ = true;
+}
+
+template <typename F>
+void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
+  const size_t nt = terms_.size();
+  std::vector<TermPostings> post(nt);
+  for (size_t t = 0; t < nt; t++)
+    if (!src.find(terms_[t].term, post[t], true)) {
+      if (match_ == SCIPIS_MATCH_ALL) return;
+    }
+  // Smallest (ordinal, term) first: a row's terms come out together and
+  // in query order, so its score is summed in that order.
+  std::vector<size_t> pos(nt, 0);
+  using Next = std::pair<uint32_t, size_t>;
+  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
+  for (size_t t = 0; t < nt; t++)
+    if (!post[t].ords.empty()) next.push({post[t].ords[0], t});
+  while (!next.empty()) {
+    const uint32_t ord = next.top().first;
+    double len = 0;
+    if (want_scores) {
+      const uint32_t l = src.doc(ord).len;
+      if (l == kLenNull || l == 0) fail_corrupt("index", "a row without tokens holds a term");
+      len = l;
+    }
+    double score = 0;
+    size_t matched = 0;
+    while (!next.empty() && next.top().first == ord) {
+      const size_t t = next.top().second;
+      next.pop();
+      const double tf = post[t].tfs[pos[t]];
+      if (++pos[t] < post[t].ords.size()) next.push({post[t].ords[pos[t]], t});
+      matched++;
+      if (want_scores) score += term_score(ranking_, terms_[t].qf, idf_[t], tf, len, avgdl_);
+    }
+    if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
+    f(ord, score);
+  }
+}
+
+void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,
+                     bool has_after, double after_score, uint64_t after_tid) {
+  prepare(view, rd);
+  hits.clear();
+  auto better = [](const scipis_am_hit& a, const scipis_am_hit& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.tid < b.tid;
+  };
+  const scipis_am_hit after{after_tid, after_score, 0};
+  // A heap of the best k so far; its top is the worst kept.
+  std::priority_queue<scipis_am_hit, std::vector<scipis_am_hit>, decltype(better)> heap(better);
+  for (auto& src : open_view(view, rd)) {
+    Source& s = *src;
+    each_match(s, true, [&](uint32_t ord, double score) {
+      const scipis_am_hit h{s.doc(ord).tid, score, 0};
+      if (has_after && !better(after, h)) return;
+      if (heap.size() < k) {
+        heap.push(h);
+      } else if (better(h, heap.top())) {
+        heap.pop();
+        heap.push(h);
+      }
+    });
+  }
+  while (!heap.empty()) {
+    hits.push_back(heap.top());
+    heap.pop();
+  }
+  std::reverse(hits.begin(), hits.end());
+}
+
+void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,
+                   bool has_after, bool after_null, uint64_t after_tid) {
+  hits.clear();
+  auto before = [](const scipis_am_hit& a, const scipis_am_hit& b) {
+    if (a.is_null != b.is_null) return a.is_null < b.is_null;
+    return a.tid < b.tid;
+  };
+  const scipis_am_hit after{after_tid, 0, after_null ? 1 : 0};
+  std::priority_queue<scipis_am_hit, std::vector<scipis_am_hit>, decltype(before)> heap(before);
+  for (auto& src : open_view(view, rd)) {
+    Source& s = *src;
+    const uint64_t n = s.stats().ndocs;
+    std::vector<bool> hit(n, false);
+    each_match(s, false, [&](uint32_t ord, double) { hit[ord] = true; });
+    for (uint64_t ord = 0; ord < n; ord++) {
+      if (hit[ord]) continue;
+      const DocEntry d = s.doc(static_cast<uint32_t>(ord));
+      const scipis_am_hit h{d.tid, 0, d.len == kLenNull ? 1 : 0};
+      if (has_after && !before(after, h)) continue;
+      if (heap.size() < k) {
+        heap.push(h);
+      } else if (before(h, heap.top())) {
+        heap.pop();
+        heap.push(h);
+      }
+    }
+  }
+  while (!heap.empty()) {
+    hits.push_back(heap.top());
+    heap.pop();
+  }
+  std::reverse(hits.begin(), hits.end());
+}
+
+void AmQuery::matches(const scipis_am_view& view, const scipis_am_reader& rd) {
+  tids.clear();
+  for (auto& src : open_view(view, rd)) {
+    Source& s = *src;
+    each_match(s, false, [&](uint32_t ord, double) { tids.push_back(s.doc(ord).tid); });
+  }
+  std::sort(tids.begin(), tids.end());
+}
+
+void AmQuery::value(const char* text, size_t len, bool& matched, double& score) {
+  scratch_.assign(text, len);
+  std::vector<uint32_t> tf(terms_.size(), 0);
+  uint64_t tokens = 0;
+  tok_.tokenize_in_place(reinterpret_cast<unsigned char*>(scratch_.data()), scratch_.size(),
+                         [&](const char* s, size_t n) {
+                           tokens++;
+                           const std::string_view t(s, n);
+                           for (size_t i = 0; i < terms_.size(); i++)
+                             if (terms_[i].term == t) tf[i]++;
+                         });
+  size_t have = 0;
+  for (uint32_t v : tf) have += v > 0;
+  matched = match_ == SCIPIS_MATCH_ALL ? have == terms_.size() : have > 0;
+  score = 0;
+  if (!matched || !prepared_) return;
+  for (size_t t = 0; t < terms_.size(); t++)
+    if (tf[t] > 0)
+      score += term_score(ranking_, terms_[t].qf, idf_[t], tf[t], static_cast<double>(tokens), avgdl_);
+}
+
+}  // namespace scipis::am

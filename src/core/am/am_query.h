@@ -1,0 +1,49 @@
+// Ranked search and matching over a view of an index: every segment and
+// the pending entries, scored with the statistics fixed at the query's
+// first pass so that a resumed scan ranks exactly as it started.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "am/am_source.h"
+#include "query/search.h"
+#include "scipis_engine.h"
+
+namespace scipis::am {
+
+// The view's sources: its segments, then its pending entries.
+std::vector<std::unique_ptr<Source>> open_view(const scipis_am_view& view,
+                                               const scipis_am_reader& rd);
+
+class AmQuery {
+ public:
+  AmQuery(const unsigned char delimiter[256], std::string_view query, scipis_ranking ranking,
+          scipis_match match);
+  void prepare(const scipis_am_view& view, const scipis_am_reader& rd);
+  void ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
+              double after_score, uint64_t after_tid);
+  void rest(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
+            bool after_null, uint64_t after_tid);
+  void matches(const scipis_am_view& view, const scipis_am_reader& rd);
+  void value(const char* text, size_t len, bool& matched, double& score);
+
+  std::vector<scipis_am_hit> hits;
+  std::vector<uint64_t> tids;
+
+ private:
+  // Calls f(ord, matched, score) for every row of src holding a query term.
+  template <typename F>
+  void each_match(Source& src, bool want_scores, F&& f);
+
+  Tokenizer tok_;
+  std::vector<QueryTerm> terms_;
+  scipis_ranking ranking_;
+  scipis_match match_;
+  bool prepared_ = false;
+  double avgdl_ = 0;
+  std::vector<double> idf_;
+  std::string scratch_;
+};
+
+}  // namespace scipis::am

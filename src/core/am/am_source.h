@@ -1,0 +1,74 @@
+// What a query or a merge reads: a segment in pages or the pending entries
+// held in memory, behind one interface. Ordinals number a source's rows
+// from 0 in the order they were added.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "am/am_format.h"
+#include "index/tokenizer.h"
+
+namespace scipis::am {
+
+struct TermPostings {
+  uint64_t df = 0;
+  std::vector<uint32_t> ords;  // ascending
+  std::vector<uint32_t> tfs;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual const Footer& stats() = 0;
+  virtual DocEntry doc(uint32_t ord) = 0;
+  // False when the term is absent; with postings = false only df is set.
+  virtual bool find(std::string_view term, TermPostings& out, bool postings) = 0;
+  // Terms in ascending byte order, one per call; false at the end.
+  virtual bool next_term(std::string& term, TermPostings& out) = 0;
+};
+
+// Rows indexed in memory: the pending entries of a view, or what one
+// indexer thread holds during a build.
+class MemIndex : public Source {
+ public:
+  // Tokenizes the value; kLenNull rows (is_null) hold no terms.
+  void add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len, bool is_null);
+  // A pending entry's bytes (entry_encode); throws on damage.
+  void add_entry(std::string_view entry);
+  size_t bytes() const { return bytes_; }
+  bool empty() const { return docs_.empty(); }
+  const std::vector<DocEntry>& docs() const { return docs_; }
+
+  const Footer& stats() override { return stats_; }
+  DocEntry doc(uint32_t ord) override { return docs_[ord]; }
+  bool find(std::string_view term, TermPostings& out, bool postings) override;
+  bool next_term(std::string& term, TermPostings& out) override;
+
+ private:
+  struct Posts {
+    std::vector<uint32_t> ords, tfs;
+  };
+  void add_doc(uint64_t tid, uint32_t len);
+  void add_posting(std::string_view term, uint32_t tf);
+
+  std::vector<DocEntry> docs_;
+  absl::flat_hash_map<std::string, Posts> map_;
+  Footer stats_;
+  size_t bytes_ = 0;
+  std::string scratch_;
+  std::vector<const std::pair<const std::string, Posts>*> sorted_;
+  size_t next_ = 0;
+};
+
+// A pending entry: u8 version, 6-byte TID key, u32 length (kLenNull for
+// NULL), varint term count, then per term in ascending order u8 length,
+// bytes, varint tf.
+std::string entry_encode(const Tokenizer& tok, uint64_t tid, const char* text, size_t len,
+                         bool is_null);
+uint64_t entry_tid(std::string_view entry);
+
+}  // namespace scipis::am

@@ -1,0 +1,175 @@
+#include "am/seg_reader.h"
+
+#include <cstring>
+
+#include "index/postings_codec.h"
+#include "util/bytes.h"
+#include "util/error.h"
+
+namespace scipis::am {
+
+PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& seg)
+    : rd_(rd), seg_(seg), what_("segment " + std::to_string(seg.id)) {
+  if (rd.payload == 0 || seg.bytes < kFooterBytes ||
+      seg.bytes > static_cast<uint64_t>(seg.npages) * rd.payload ||
+      seg.bytes <= static_cast<uint64_t>(seg.npages - 1) * rd.payload)
+    fail_corrupt(what_, "segment length disagrees with its pages");
+  std::string raw(kFooterBytes, '\0');
+  read(seg.bytes - kFooterBytes, kFooterBytes, raw.data());
+  f_ = decode_footer(raw, seg.bytes, what_);
+}
+
+void PagedSegment::read(uint64_t off, size_t n, char* dst) {
+  if (off > seg_.bytes || n > seg_.bytes - off) fail_corrupt(what_, "offset past the segment's end");
+  while (n > 0) {
+    const uint32_t page = static_cast<uint32_t>(off / rd_.payload);
+    const size_t at = static_cast<size_t>(off % rd_.payload);
+    auto it = pages_.find(page);
+    if (it == pages_.end()) {
+      auto buf = std::make_unique<unsigned char[]>(rd_.payload);
+      scipis_error err{};
+      if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
+      // A long scan keeps a bounded number of pages.
+      if (pages_.size() >= 1024) pages_.clear();
+      it = pages_.emplace(page, std::move(buf)).first;
+    }
+    const size_t take = std::min(n, static_cast<size_t>(rd_.payload) - at);
+    std::memcpy(dst, it->second.get() + at, take);
+    dst += take;
+    off += take;
+    n -= take;
+  }
+}
+
+DocEntry PagedSegment::doc(uint32_t ord) {
+  if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+  unsigned char raw[kDocBytes];
+  read(static_cast<uint64_t>(ord) * kDocBytes, kDocBytes, reinterpret_cast<char*>(raw));
+  DocEntry d = get_doc(raw);
+  if (d.tid > kMaxTid) fail_corrupt(what_, "bad row identifier");
+  return d;
+}
+
+PagedSegment::IndexEntry PagedSegment::index_entry(uint64_t g) {
+  unsigned char raw[kIndexEntry];
+  read(f_.index_off + g * kIndexEntry, kIndexEntry, reinterpret_cast<char*>(raw));
+  IndexEntry e{get_u64(raw), get_u64(raw + 8), get_u32(raw + 16), get_u32(raw + 20)};
+  if (e.off < f_.ndocs * kDocBytes || e.dict_bytes > e.bytes || e.off > f_.index_off ||
+      e.bytes > f_.index_off - e.off)
+    fail_corrupt(what_, "dictionary index entry out of range");
+  return e;
+}
+
+void PagedSegment::load_group(uint64_t g, std::vector<DictTerm>& out) {
+  const IndexEntry e = index_entry(g);
+  std::string dict(e.dict_bytes, '\0');
+  read(e.off, e.dict_bytes, dict.data());
+  Cursor c(dict.data(), dict.size());
+  const uint64_t n = c.varint();
+  if (!c.ok() || n == 0 || n > kGroupTerms) fail_corrupt(what_, "bad dictionary group");
+  out.clear();
+  std::string prev;
+  uint64_t region = e.off + e.dict_bytes;
+  const uint64_t end = e.off + e.bytes;
+  for (uint64_t i = 0; i < n; i++) {
+    std::string_view hdr = c.bytes(2);
+    if (hdr.size() != 2) fail_corrupt(what_, "bad dictionary entry");
+    const size_t shared = static_cast<unsigned char>(hdr[0]);
+    const size_t suffix = static_cast<unsigned char>(hdr[1]);
+    std::string_view s = c.bytes(suffix);
+    DictTerm t{};
+    if (!c.ok() || shared > prev.size() || (i == 0 && shared) || shared + suffix == 0 ||
+        shared + suffix > kMaxToken)
+      fail_corrupt(what_, "bad dictionary entry");
+    t.term = prev.substr(0, shared);
+    t.term.append(s);
+    if (i > 0 && t.term <= prev) fail_corrupt(what_, "dictionary out of order");
+    t.df = c.varint();
+    if (t.df == 1) {
+      const uint64_t ord = c.varint(), tf = c.varint();
+      if (ord >= f_.ndocs || tf == 0 || tf > UINT32_MAX) fail_corrupt(what_, "bad posting");
+      t.ord = static_cast<uint32_t>(ord);
+      t.tf = static_cast<uint32_t>(tf);
+    } else {
+      t.region_bytes = c.varint();
+      t.region_off = region;
+      if (t.df < 2 || t.df > f_.ndocs || t.region_bytes > end - region)
+        fail_corrupt(what_, "bad dictionary entry");
+      region += t.region_bytes;
+    }
+    if (!c.ok()) fail_corrupt(what_, "bad dictionary entry");
+    prev = t.term;
+    out.push_back(std::move(t));
+  }
+  if (c.left() != 0 || region != end) fail_corrupt(what_, "dictionary group length mismatch");
+}
+
+void PagedSegment::fill(const DictTerm& t, TermPostings& out) {
+  out.df = t.df;
+  out.ords.clear();
+  out.tfs.clear();
+  if (t.df == 1) {
+    out.ords.push_back(t.ord);
+    out.tfs.push_back(t.tf);
+    return;
+  }
+  std::string region(t.region_bytes, '\0');
+  read(t.region_off, region.size(), region.data());
+  RegionReader rr(what_, region, t.df, 0, f_.ndocs);
+  std::vector<uint64_t> seqs(kBlockPostings);
+  std::vector<uint32_t> tfs(kBlockPostings);
+  for (size_t b = 0; b < rr.blocks().size(); b++) {
+    const uint32_t n = rr.blocks()[b].count;
+    rr.decode(b, seqs.data(), tfs.data());
+    for (uint32_t i = 0; i < n; i++) {
+      out.ords.push_back(static_cast<uint32_t>(seqs[i]));
+      out.tfs.push_back(tfs[i]);
+    }
+  }
+  if (out.ords.size() != t.df) fail_corrupt(what_, "posting count mismatch");
+}
+
+bool PagedSegment::find(std::string_view term, TermPostings& out, bool postings) {
+  if (f_.groups == 0) return false;
+  const uint64_t key = term_key(term);
+  // The last group whose first key is below key may hold the term, and so
+  // may every group whose first key equals it.
+  uint64_t lo = 0, hi = f_.groups;
+  while (lo < hi) {
+    const uint64_t mid = (lo + hi) / 2;
+    if (index_entry(mid).key < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  std::vector<DictTerm> group;
+  for (uint64_t g = lo > 0 ? lo - 1 : 0; g < f_.groups; g++) {
+    if (g >= lo && index_entry(g).key > key) break;
+    load_group(g, group);
+    for (const DictTerm& t : group) {
+      if (t.term == term) {
+        if (postings)
+          fill(t, out);
+        else
+          out.df = t.df;
+        return true;
+      }
+      if (t.term > term) return false;
+    }
+  }
+  return false;
+}
+
+bool PagedSegment::next_term(std::string& term, TermPostings& out) {
+  while (next_in_group_ >= group_.size()) {
+    if (next_group_ >= f_.groups) return false;
+    load_group(next_group_++, group_);
+    next_in_group_ = 0;
+  }
+  const DictTerm& t = group_[next_in_group_++];
+  term = t.term;
+  fill(t, out);
+  return true;
+}
+
+}  // namespace scipis::am

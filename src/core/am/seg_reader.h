@@ -1,0 +1,50 @@
+// A segment read through the C side's page callback, page by page as a
+// query needs it; pages already copied are kept for the reader's life.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "am/am_source.h"
+#include "scipis_engine.h"
+
+namespace scipis::am {
+
+class PagedSegment : public Source {
+ public:
+  PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& seg);
+  const Footer& stats() override { return f_; }
+  DocEntry doc(uint32_t ord) override;
+  bool find(std::string_view term, TermPostings& out, bool postings) override;
+  bool next_term(std::string& term, TermPostings& out) override;
+
+ private:
+  struct DictTerm {
+    std::string term;
+    uint64_t df;
+    uint32_t ord, tf;         // df = 1
+    uint64_t region_off;      // df > 1: from the stream's start
+    uint64_t region_bytes;
+  };
+  struct IndexEntry {
+    uint64_t key, off;
+    uint32_t dict_bytes, bytes;
+  };
+  void read(uint64_t off, size_t n, char* dst);
+  IndexEntry index_entry(uint64_t g);
+  void load_group(uint64_t g, std::vector<DictTerm>& out);
+  void fill(const DictTerm& t, TermPostings& out);
+
+  scipis_am_reader rd_;
+  scipis_am_segment seg_;
+  std::string what_;
+  Footer f_;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<unsigned char[]>> pages_;
+  std::vector<DictTerm> group_;  // next_term's current group
+  uint64_t next_group_ = 0;
+  size_t next_in_group_ = 0;
+};
+
+}  // namespace scipis::am

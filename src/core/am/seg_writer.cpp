@@ -1,0 +1,86 @@
+#include "am/seg_writer.h"
+
+#include "index/postings_codec.h"
+#include "util/bytes.h"
+#include "util/error.h"
+
+namespace scipis::am {
+
+SegmentWriter::SegmentWriter(std::vector<DocEntry> docs) : docs_(std::move(docs)) {
+  out_.resize(docs_.size() * kDocBytes);
+  for (size_t i = 0; i < docs_.size(); i++) {
+    put_doc(out_.data() + i * kDocBytes, docs_[i]);
+    const uint32_t len = docs_[i].len;
+    if (len != kLenNull && len > 0) {
+      f_.counted++;
+      f_.tokens += len;
+    }
+  }
+  f_.ndocs = docs_.size();
+}
+
+void SegmentWriter::term(std::string_view term, const uint32_t* ords, const uint32_t* tfs,
+                         size_t n) {
+  if (n == 0) return;
+  if (term.empty() || term.size() > 255 || (f_.nterms > 0 && term <= std::string_view(prev_)))
+    fail(SCIPIS_E_INTERNAL, "segment terms out of order");
+  if (in_group_ == 0) first_.assign(term);
+  size_t shared = 0;
+  if (in_group_ > 0)
+    while (shared < prev_.size() && shared < term.size() && prev_[shared] == term[shared]) shared++;
+  dict_.push_back(static_cast<char>(shared));
+  dict_.push_back(static_cast<char>(term.size() - shared));
+  dict_.append(term.substr(shared));
+  put_varint(dict_, n);
+  if (n == 1) {
+    put_varint(dict_, ords[0]);
+    put_varint(dict_, tfs[0]);
+  } else {
+    seqs_.assign(ords, ords + n);
+    const size_t at = regions_.size();
+    regions_.resize(at + max_region_bytes(n));
+    char* end;
+    if (n > kSmallRegion)
+      end = write_region(regions_.data() + at, seqs_.data(), tfs, n, 0, [&](uint64_t seq) -> uint64_t {
+        const uint32_t len = docs_[seq].len;
+        return len == kLenNull ? 0 : len;
+      });
+    else
+      end = write_small_region(regions_.data() + at, seqs_.data(), tfs, n, 0);
+    regions_.resize(static_cast<size_t>(end - regions_.data()));
+    put_varint(dict_, regions_.size() - at);
+  }
+  prev_.assign(term);
+  f_.nterms++;
+  if (++in_group_ == kGroupTerms) flush_group();
+}
+
+void SegmentWriter::flush_group() {
+  if (in_group_ == 0) return;
+  std::string head;
+  put_varint(head, in_group_);
+  const uint64_t off = out_.size();
+  put_u64(index_, term_key(first_));
+  put_u64(index_, off);
+  put_u32(index_, static_cast<uint32_t>(head.size() + dict_.size()));
+  put_u32(index_, static_cast<uint32_t>(head.size() + dict_.size() + regions_.size()));
+  if (head.size() + dict_.size() + regions_.size() > UINT32_MAX)
+    fail(SCIPIS_E_INTERNAL, "dictionary group too large");
+  out_ += head;
+  out_ += dict_;
+  out_ += regions_;
+  dict_.clear();
+  regions_.clear();
+  in_group_ = 0;
+  f_.groups++;
+}
+
+std::string SegmentWriter::finish() {
+  flush_group();
+  f_.index_off = out_.size();
+  out_ += index_;
+  out_ += encode_footer(f_);
+  return std::move(out_);
+}
+
+}  // namespace scipis::am

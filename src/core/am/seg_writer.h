@@ -1,0 +1,33 @@
+// Writes one segment (am_format.h) to a string: the rows first, then terms
+// in ascending order with their postings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "am/am_format.h"
+
+namespace scipis::am {
+
+class SegmentWriter {
+ public:
+  explicit SegmentWriter(std::vector<DocEntry> docs);
+  // Terms strictly ascending; ords ascending, below the row count.
+  void term(std::string_view term, const uint32_t* ords, const uint32_t* tfs, size_t n);
+  // The whole stream, footer included.
+  std::string finish();
+  const Footer& stats() const { return f_; }
+
+ private:
+  void flush_group();
+  std::vector<DocEntry> docs_;
+  std::string out_, dict_, regions_, index_;
+  std::string prev_, first_;
+  size_t in_group_ = 0;
+  Footer f_;
+  std::vector<uint64_t> seqs_;
+};
+
+}  // namespace scipis::am

@@ -1,0 +1,191 @@
+/*
+ * Merges: the pending list and some segments into one new segment, rows
+ * that VACUUM found dead left out. One merge at a time (SCIPIS_LOCK_MERGE);
+ * the new segment is written first, then published with the pages it
+ * replaces freed, in one WAL record on the metapage while no scan reads a
+ * view (SCIPIS_LOCK_VIEW exclusive) and no insert appends.
+ */
+#include "am.h"
+
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+
+#include "scipis_pg.h"
+
+/*
+ * Which segments a pending flush takes with it: from the newest back, each
+ * no more than twice what is merged so far, so segments grow
+ * geometrically and stay few; all but the oldest when the table is full.
+ */
+static void
+choose_for_flush(const ScipisMeta *meta, bool *take)
+{
+	uint64		acc = meta->pending_bytes;
+	int			i;
+
+	for (i = (int) meta->nsegments - 1; i >= 0; i--)
+	{
+		const scipis_am_segment *s = &meta->segments[i];
+		int			left = i;	/* segments that would remain besides the new one */
+
+		if (s->bytes <= 2 * acc || left >= SCIPIS_MAX_SEGMENTS - 1)
+		{
+			take[i] = true;
+			acc += s->bytes;
+		}
+		else
+			break;
+	}
+}
+
+/*
+ * dead: sorted row keys to leave out (VACUUM). With dead rows, every
+ * segment holding one is rewritten; otherwise the flush policy chooses.
+ * Returns false when another merge held the lock and wait is false.
+ */
+static bool
+merge(Relation index, bool wait, const uint64 *dead, size_t ndead, const bool *rewrite,
+	  bool locked)
+{
+	ScipisMeta	meta;
+	bool		take[SCIPIS_MAX_SEGMENTS] = {0};
+	scipis_am_segment chosen[SCIPIS_MAX_SEGMENTS];
+	int			nchosen = 0;
+	scipis_am_view view;
+	BlockNumber end_block;
+	OffsetNumber end_item;
+	scipis_am_reader rd;
+	ScipisReadCtx ctx;
+	scipis_am_blob *blob = NULL;
+	scipis_am_stats stats;
+	scipis_error err;
+	scipis_am_segment fresh = {0};
+	uint64		consumed,
+				consumed_bytes = 0;
+	uint32		i;
+	Buffer		metabuf;
+	GenericXLogState *state;
+	ScipisMeta *m;
+	BlockNumber blk;
+
+	if (locked)
+		;
+	else if (wait)
+		LockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
+	else if (!ConditionalLockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock))
+		return false;
+
+	scipis_am_read_meta(index, &meta);
+	if (rewrite)
+		memcpy(take, rewrite, sizeof(bool) * meta.nsegments);
+	else
+		choose_for_flush(&meta, take);
+	for (i = 0; i < meta.nsegments; i++)
+		if (take[i])
+			chosen[nchosen++] = meta.segments[i];
+	scipis_am_view_read(index, &meta, &view, &end_block, &end_item);
+	consumed = view.npending;
+	for (i = 0; i < view.npending; i++)
+		consumed_bytes += view.pending_len[i];
+	view.segs = chosen;
+	view.nsegs = nchosen;
+	if (nchosen == 0 && consumed == 0)
+	{
+		UnlockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
+		return true;
+	}
+
+	scipis_am_reader_init(&rd, &ctx, index);
+	if (scipis_am_merge(&view, &rd, dead, ndead, &blob, &stats, &err) != 0)
+		scipis_am_fail(&ctx, &err, index);
+	if (blob)
+	{
+		fresh.id = meta.next_segment_id;
+		scipis_am_write_blob(index, &fresh, blob, false);
+	}
+
+	/* Publish. */
+	LockPage(index, SCIPIS_LOCK_APPEND, ExclusiveLock);
+	LockPage(index, SCIPIS_LOCK_VIEW, ExclusiveLock);
+	metabuf = ReadBuffer(index, SCIPIS_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	m = ScipisPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	{
+		uint32		kept = 0;
+
+		for (i = 0; i < m->nsegments; i++)
+		{
+			bool		gone = false;
+			int			c;
+
+			for (c = 0; c < nchosen; c++)
+				if (chosen[c].id == m->segments[i].id)
+					gone = true;
+			if (gone)
+				scipis_am_free_pages(index, m, m->segments[i].start, m->segments[i].npages);
+			else
+				m->segments[kept++] = m->segments[i];
+		}
+		m->nsegments = kept;
+	}
+	if (blob)
+	{
+		m->segments[m->nsegments++] = fresh;
+		m->next_segment_id = fresh.id + 1;
+	}
+	if (consumed > 0)
+	{
+		/* Pages before the one holding the last consumed item are freed. */
+		blk = m->pending_head;
+		while (blk != end_block)
+		{
+			Buffer		buf = ReadBuffer(index, blk);
+			BlockNumber next;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			next = ScipisPageGetOpaque(BufferGetPage(buf))->aux;
+			UnlockReleaseBuffer(buf);
+			scipis_am_free_pages(index, m, blk, 1);
+			m->pending_pages--;
+			blk = next;
+		}
+		m->pending_entries -= consumed;
+		m->pending_bytes -= consumed_bytes;
+		if (m->pending_entries == 0 && m->pending_tail == end_block)
+		{
+			/* Everything consumed: the last page goes too. */
+			scipis_am_free_pages(index, m, end_block, 1);
+			m->pending_pages--;
+			m->pending_head = m->pending_tail = InvalidBlockNumber;
+			m->pending_skip = 0;
+		}
+		else
+		{
+			m->pending_head = end_block;
+			m->pending_skip = end_item;
+		}
+	}
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	UnlockPage(index, SCIPIS_LOCK_VIEW, ExclusiveLock);
+	UnlockPage(index, SCIPIS_LOCK_APPEND, ExclusiveLock);
+	UnlockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
+	return true;
+}
+
+bool
+scipis_am_flush_pending(Relation index, bool wait)
+{
+	return merge(index, wait, NULL, 0, NULL, false);
+}
+
+/*
+ * VACUUM, holding SCIPIS_LOCK_MERGE since it read the rows (released here):
+ * rewrites the segments flagged in rewrite and folds in the pending list.
+ */
+void
+scipis_am_merge_vacuum(Relation index, const uint64 *dead, size_t ndead, const bool *rewrite)
+{
+	merge(index, true, dead, ndead, rewrite, true);
+}

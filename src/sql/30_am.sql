@@ -1,0 +1,53 @@
+
+-- ---- The scipis index access method: ranked search over text columns ----
+
+CREATE TYPE scipisquery;
+
+CREATE FUNCTION scipisquery_in(cstring) RETURNS scipisquery
+    AS 'MODULE_PATHNAME', 'scipisquery_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION scipisquery_out(scipisquery) RETURNS cstring
+    AS 'MODULE_PATHNAME', 'scipisquery_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE scipisquery (
+    INPUT = scipisquery_in,
+    OUTPUT = scipisquery_out,
+    INTERNALLENGTH = VARIABLE,
+    STORAGE = extended
+);
+COMMENT ON TYPE scipisquery IS 'A scipis query: its text, ranking (tfidf or bm25), match (any or all) and, optionally, the index whose tokenizer and statistics it uses';
+
+-- STABLE, not IMMUTABLE: the index is named by OID, which a dump does not keep.
+CREATE FUNCTION scipis_query(query text, ranking text DEFAULT 'tfidf', match text DEFAULT 'any',
+                             index regclass DEFAULT NULL)
+    RETURNS scipisquery
+    AS 'MODULE_PATHNAME', 'scipis_query_make' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION scipis_query(text, text, text, regclass) IS
+    'A query for the @@@ and <@> operators; name the index for sequential scans';
+
+CREATE FUNCTION scipis_text_to_query(text) RETURNS scipisquery
+    AS 'MODULE_PATHNAME', 'scipis_query_from_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE CAST (text AS scipisquery) WITH FUNCTION scipis_text_to_query(text) AS IMPLICIT;
+
+CREATE FUNCTION scipis_match_op(text, scipisquery) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'scipis_match_op' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION scipis_distance_op(text, scipisquery) RETURNS float8
+    AS 'MODULE_PATHNAME', 'scipis_distance_op' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR @@@ (
+    LEFTARG = text, RIGHTARG = scipisquery, FUNCTION = scipis_match_op,
+    RESTRICT = contsel, JOIN = contjoinsel
+);
+COMMENT ON OPERATOR @@@ (text, scipisquery) IS 'the value matches the scipis query';
+CREATE OPERATOR <@> (
+    LEFTARG = text, RIGHTARG = scipisquery, FUNCTION = scipis_distance_op
+);
+COMMENT ON OPERATOR <@> (text, scipisquery) IS 'minus the value''s scipis score (0: no match); ORDER BY it for the best first';
+
+CREATE FUNCTION scipis_am_handler(internal) RETURNS index_am_handler
+    AS 'MODULE_PATHNAME', 'scipis_am_handler' LANGUAGE C;
+CREATE ACCESS METHOD scipis TYPE INDEX HANDLER scipis_am_handler;
+COMMENT ON ACCESS METHOD scipis IS 'ranked full-text search (TF-IDF, BM25) over text columns';
+
+CREATE OPERATOR CLASS scipis_text_ops DEFAULT FOR TYPE text USING scipis AS
+    OPERATOR 1 @@@ (text, scipisquery),
+    OPERATOR 2 <@> (text, scipisquery) FOR ORDER BY float_ops;
