@@ -25,7 +25,7 @@ AmBuild::AmBuild(const unsigned char delimiter[256], int threads, uint64_t memor
       running_(threads_) {
   // Batches in flight and a finished segment per indexer take their part.
   const uint64_t per = memory_bytes / static_cast<uint64_t>(threads_) / 2;
-  per_indexer_ = per > (4u << 20) ? per : (4u << 20);
+  per_indexer_ = per > (64u << 10) ? per : (64u << 10);
   for (int i = 0; i < threads_; i++) workers_.emplace_back([this] { run(); });
 }
 

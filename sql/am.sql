@@ -1,0 +1,135 @@
+-- The scipis index access method on a small table: plans, answers with
+-- index scans and without, writes, VACUUM, MVCC and bad input. Scores are
+-- checked against the brute-force oracle by test/am; here their shape.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS scipis;
+RESET client_min_messages;
+SET extra_float_digits = 0;
+
+CREATE TABLE am_docs (id int PRIMARY KEY, kind text, body text);
+INSERT INTO am_docs VALUES
+  (1, 'log', 'ERROR disk full on /dev/sda1'),
+  (2, 'log', 'error error network unreachable'),
+  (3, 'log', 'all good'),
+  (4, 'log', NULL),
+  (5, 'log', ''),
+  (6, 'note', 'disk warning: 91% used'),
+  (7, 'note', 'Überlauf im Puffer: error'),
+  (8, 'note', '---');
+CREATE INDEX am_docs_body ON am_docs USING scipis (body);
+CREATE INDEX am_docs_kind ON am_docs (kind);
+ANALYZE am_docs;
+
+SET enable_seqscan = off;
+-- @@@ through an index scan, a bitmap scan, and a BitmapAnd with a B-tree.
+EXPLAIN (COSTS OFF) SELECT id FROM am_docs WHERE body @@@ 'error';
+SELECT id FROM am_docs WHERE body @@@ 'error' ORDER BY id;
+SELECT id FROM am_docs WHERE body @@@ scipis_query('error disk', match => 'all') ORDER BY id;
+SELECT id FROM am_docs WHERE body @@@ 'überlauf' ORDER BY id;  -- bytes >= 0x80 are kept: no match
+SELECT id FROM am_docs WHERE body @@@ 'Überlauf' ORDER BY id;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM am_docs WHERE body @@@ 'error' AND kind = 'log';
+SELECT id FROM am_docs WHERE body @@@ 'error' AND kind = 'log' ORDER BY id;
+RESET enable_indexscan;
+
+-- On a larger table two selective conditions meet in a BitmapAnd.
+CREATE TABLE am_lines (id int, host text, line text);
+INSERT INTO am_lines SELECT i, 'node' || (i % 50),
+  CASE WHEN i % 40 = 0 THEN 'kernel panic on cpu ' || i ELSE 'heartbeat ok seq ' || i END
+  FROM generate_series(1, 4000) i;
+CREATE INDEX am_lines_line ON am_lines USING scipis (line);
+CREATE INDEX am_lines_host ON am_lines (host);
+ANALYZE am_lines;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM am_lines WHERE line @@@ 'panic' AND host = 'node10';
+SELECT id FROM am_lines WHERE line @@@ 'panic' AND host = 'node10' ORDER BY id;
+RESET enable_indexscan;
+DROP TABLE am_lines;
+
+-- Ranked: ORDER BY <@> LIMIT is an index scan; the rows that do not match
+-- follow with distance 0, NULL values last, as a sort would give them.
+EXPLAIN (COSTS OFF) SELECT id FROM am_docs ORDER BY body <@> 'error disk' LIMIT 3;
+SELECT id, round((-(body <@> 'error disk'))::numeric, 6) AS score
+  FROM am_docs ORDER BY body <@> 'error disk' LIMIT 3;
+SELECT id, body <@> 'error disk' AS d FROM am_docs ORDER BY body <@> 'error disk', id;
+SELECT id, round((-(body <@> scipis_query('error disk', 'bm25')))::numeric, 6) AS score
+  FROM am_docs ORDER BY body <@> scipis_query('error disk', 'bm25') LIMIT 3;
+-- A filter that rejects most rows still gets k rows in score order.
+SELECT id FROM am_docs WHERE kind = 'note' ORDER BY body <@> 'error disk' LIMIT 2;
+
+-- Without index scans, the operators give the same rows and scores when the
+-- query names the index.
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM am_docs ORDER BY body <@> scipis_query('error disk', index => 'am_docs_body') LIMIT 3;
+SELECT id, round((-(body <@> scipis_query('error disk', index => 'am_docs_body')))::numeric, 6) AS score
+  FROM am_docs ORDER BY body <@> scipis_query('error disk', index => 'am_docs_body'), id LIMIT 3;
+SELECT id FROM am_docs WHERE body @@@ 'error' ORDER BY id;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SET enable_seqscan = off;
+
+-- Writes: a committed row is found by the next statement; a rolled-back
+-- one never; VACUUM removes dead entries from the statistics.
+INSERT INTO am_docs VALUES (9, 'log', 'disk disk disk');
+SELECT id FROM am_docs ORDER BY body <@> 'disk' LIMIT 2;
+BEGIN;
+INSERT INTO am_docs VALUES (10, 'log', 'phantom row');
+SELECT id FROM am_docs WHERE body @@@ 'phantom';
+ROLLBACK;
+SELECT id FROM am_docs WHERE body @@@ 'phantom';
+UPDATE am_docs SET body = 'network restored' WHERE id = 2;
+DELETE FROM am_docs WHERE id = 1;
+SELECT id FROM am_docs WHERE body @@@ 'error network' ORDER BY id;
+VACUUM am_docs;
+SELECT id, round((-(body <@> 'disk'))::numeric, 6) AS score FROM am_docs ORDER BY body <@> 'disk' LIMIT 3;
+COPY am_docs FROM stdin;
+11	log	copy disk row
+12	log	\N
+\.
+SELECT id FROM am_docs WHERE body @@@ 'copy' ORDER BY id;
+TRUNCATE am_docs;
+SELECT count(*) FROM am_docs WHERE body @@@ 'disk';
+INSERT INTO am_docs VALUES (1, 'log', 'after truncate disk');
+REINDEX INDEX am_docs_body;
+SELECT id FROM am_docs WHERE body @@@ 'disk';
+REINDEX INDEX CONCURRENTLY am_docs_body;
+SELECT id FROM am_docs WHERE body @@@ 'truncate';
+
+-- Expressions and partial indexes.
+CREATE TABLE am_tickets (id int, title text, body varchar(200), open bool);
+INSERT INTO am_tickets VALUES (1, 'Disk', 'full again', true), (2, 'Net', 'disk ok', false),
+  (3, 'Disk', 'replaced', true);
+CREATE INDEX am_tickets_all ON am_tickets USING scipis ((title || ' ' || body)) WHERE open;
+CREATE INDEX am_tickets_body ON am_tickets USING scipis (body) WITH (tokenizer = 'whitespace', indexer_threads = 1);
+EXPLAIN (COSTS OFF) SELECT id FROM am_tickets WHERE (title || ' ' || body) @@@ 'disk' AND open;
+SELECT id FROM am_tickets WHERE (title || ' ' || body) @@@ 'disk' AND open ORDER BY id;
+SELECT id FROM am_tickets WHERE body @@@ 'disk' ORDER BY id;
+
+-- Bad input: clear errors.
+SELECT scipis_query('');
+SELECT scipis_query('x', 'tfidf2');
+SELECT scipis_query('x', match => 'some');
+SELECT scipis_query('x', NULL);
+SELECT id FROM am_docs WHERE body @@@ '---';
+SELECT id FROM am_docs WHERE body @@@ NULL::scipisquery;
+CREATE INDEX am_bad ON am_docs USING scipis (body) WITH (foo = 1);
+CREATE INDEX am_bad ON am_docs USING scipis (body) WITH (tokenizer = 'words');
+CREATE INDEX am_bad ON am_docs USING scipis (body) WITH (tokenizer = 'word', delimiters = ' ');
+CREATE INDEX am_bad ON am_docs USING scipis (body) WITH (indexer_threads = -1);
+CREATE INDEX am_bad ON am_docs USING scipis (id);
+CREATE INDEX am_bad ON am_docs USING scipis (kind, body);
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT id FROM am_docs ORDER BY body <@> 'disk' LIMIT 1;
+SELECT id FROM am_docs ORDER BY body <@> scipis_query('disk', index => 'am_docs_kind') LIMIT 1;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+-- The text form round-trips.
+SELECT scipis_query('a "b"', 'bm25', 'all', 'am_docs_body');
+SELECT '{"query": "a \"b\"", "ranking": "bm25", "match": "all", "index": "am_docs_body"}'::scipisquery;
+SELECT 'plain words'::scipisquery;
+
+DROP TABLE am_docs, am_tickets;

@@ -1,0 +1,365 @@
+// The access method's segments through the door: rows built by indexer
+// threads or merged come back with exactly the postings a brute-force count
+// gives, ranked searches resumed from any cursor list the same rows, dead
+// rows leave merges, and damaged or truncated pages are errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "scipis_engine.h"
+
+namespace {
+
+constexpr uint32_t kPayload = 512;  // small pages: many boundaries crossed
+
+// A segment's bytes as pages, read through the callback the C side provides.
+struct Pages {
+  std::vector<std::string> segs;
+  int reads = 0;
+  static int read(void* ctx, const scipis_am_segment* seg, uint32_t page, unsigned char* dst,
+                  scipis_error* err) {
+    auto* p = static_cast<Pages*>(ctx);
+    p->reads++;
+    const std::string& s = p->segs.at(seg->id);
+    if (page >= seg->npages) {
+      err->code = SCIPIS_E_CORRUPT;
+      snprintf(err->message, sizeof(err->message), "page out of range");
+      return -1;
+    }
+    std::memset(dst, 0, kPayload);
+    const size_t off = static_cast<size_t>(page) * kPayload;
+    std::memcpy(dst, s.data() + off, std::min<size_t>(kPayload, s.size() - off));
+    return 0;
+  }
+  scipis_am_segment add(std::string bytes) {
+    scipis_am_segment seg{static_cast<uint32_t>(segs.size()), 0,
+                          static_cast<uint32_t>((bytes.size() + kPayload - 1) / kPayload),
+                          bytes.size()};
+    segs.push_back(std::move(bytes));
+    return seg;
+  }
+  scipis_am_reader reader() { return scipis_am_reader{this, kPayload, &Pages::read}; }
+};
+
+std::string take_blob(scipis_am_blob* b) {
+  size_t n;
+  const unsigned char* d = scipis_am_blob_data(b, &n);
+  std::string s(reinterpret_cast<const char*>(d), n);
+  scipis_am_blob_free(b);
+  return s;
+}
+
+struct Row {
+  uint64_t tid;
+  std::string text;
+  bool null;
+};
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '_' || u >= 0x80) {
+      cur.push_back(static_cast<char>(std::tolower(u)));
+    } else if (!cur.empty()) {
+      out.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::vector<Row> random_rows(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<Row> rows;
+  for (size_t i = 0; i < n; i++) {
+    Row r{(static_cast<uint64_t>(i / 7 + 1) << 16) | (i % 7 + 1), "", rng() % 29 == 0};
+    const size_t len = rng() % 40;
+    for (size_t w = 0; w < len; w++) {
+      // Zipf-ish: small word numbers much more often.
+      const uint32_t x = static_cast<uint32_t>(std::pow(rng() % 1000 + 1, 1.6)) % 5000;
+      r.text += "w" + std::to_string(x) + (rng() % 3 ? " " : ", ");
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// Brute force: score of every row for the query, per the spec's TF-IDF.
+std::map<uint64_t, double> oracle(const std::vector<Row>& rows, const std::string& query,
+                                  bool all) {
+  std::map<std::string, uint32_t> qf;
+  for (auto& w : words(query)) qf[w]++;
+  std::map<std::string, double> df;
+  double N = 0;
+  for (auto& r : rows) {
+    if (r.null) continue;
+    auto ws = words(r.text);
+    if (ws.empty()) continue;
+    N++;
+    std::map<std::string, int> seen;
+    for (auto& w : ws) seen[w] = 1;
+    for (auto& [w, one] : seen) df[w] += one;
+  }
+  std::map<uint64_t, double> out;
+  for (auto& r : rows) {
+    if (r.null) continue;
+    auto ws = words(r.text);
+    std::map<std::string, double> tf;
+    for (auto& w : ws) tf[w]++;
+    double s = 0;
+    size_t have = 0;
+    for (auto& [t, q] : qf) {
+      if (!tf.count(t)) continue;
+      have++;
+      s += q * std::sqrt(tf[t]) * (1 + std::log((N + 1) / (df[t] + 1))) / std::sqrt(ws.size());
+    }
+    if (have > 0 && (!all || have == qf.size())) out[r.tid] = s;
+  }
+  return out;
+}
+
+std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64_t memory) {
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  scipis_error err;
+  scipis_am_build* b = scipis_am_build_start(delim, threads, memory, &err);
+  EXPECT_NE(b, nullptr) << err.message;
+  std::vector<std::string> segs;
+  auto drain = [&](int timeout) {
+    scipis_am_blob* blob;
+    int r = scipis_am_build_take(b, timeout, &blob, &err);
+    EXPECT_GE(r, 0) << err.message;
+    if (r == 1) segs.push_back(take_blob(blob));
+    return r;
+  };
+  for (const Row& r : rows) {
+    int rc;
+    while ((rc = scipis_am_build_add(b, r.tid, r.text.data(), r.text.size(), r.null, &err)) == 1) drain(5);
+    EXPECT_EQ(rc, 0) << err.message;
+  }
+  int rc;
+  while ((rc = scipis_am_build_finish_input(b, &err)) == 1) drain(5);
+  EXPECT_EQ(rc, 0);
+  while (drain(50) != 2) {
+  }
+  scipis_am_build_free(b);
+  return segs;
+}
+
+struct Index {
+  Pages pages;
+  std::vector<scipis_am_segment> segs;
+  std::vector<std::string> pending;
+  std::vector<const unsigned char*> pend_ptr;
+  std::vector<uint32_t> pend_len;
+  scipis_am_view view() {
+    pend_ptr.clear();
+    pend_len.clear();
+    for (auto& p : pending) {
+      pend_ptr.push_back(reinterpret_cast<const unsigned char*>(p.data()));
+      pend_len.push_back(static_cast<uint32_t>(p.size()));
+    }
+    return scipis_am_view{segs.data(), static_cast<int>(segs.size()), pend_ptr.data(),
+                          pend_len.data(), pending.size()};
+  }
+};
+
+// Every match in rank order, fetched in rounds of `round` from the cursor.
+std::vector<scipis_am_hit> ranked_in_rounds(Index& ix, const std::string& q, bool all, size_t round) {
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  scipis_error err;
+  scipis_am_query* qq = scipis_am_query_new(q.data(), q.size(), delim, SCIPIS_TFIDF,
+                                            all ? SCIPIS_MATCH_ALL : SCIPIS_MATCH_ANY, &err);
+  EXPECT_NE(qq, nullptr) << err.message;
+  std::vector<scipis_am_hit> out;
+  auto rd = ix.pages.reader();
+  auto v = ix.view();
+  for (;;) {
+    const scipis_am_hit* h;
+    size_t n;
+    const bool after = !out.empty();
+    EXPECT_EQ(scipis_am_query_ranked(qq, &v, &rd, round, after, after ? out.back().score : 0,
+                                     after ? out.back().tid : 0, &h, &n, &err),
+              0)
+        << err.message;
+    out.insert(out.end(), h, h + n);
+    if (n < round) break;
+  }
+  scipis_am_query_free(qq);
+  return out;
+}
+
+void expect_matches_oracle(Index& ix, const std::vector<Row>& live, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (int i = 0; i < 60; i++) {
+    std::string q = "w" + std::to_string(static_cast<uint32_t>(std::pow(rng() % 1000 + 1, 1.6)) % 5000);
+    if (i % 2) q += " W" + std::to_string(rng() % 40);
+    const bool all = i % 3 == 0;
+    auto want = oracle(live, q, all);
+    auto got = ranked_in_rounds(ix, q, all, 1 + rng() % 7);
+    ASSERT_EQ(got.size(), want.size()) << q;
+    for (size_t j = 0; j < got.size(); j++) {
+      ASSERT_TRUE(want.count(got[j].tid)) << q;
+      EXPECT_NEAR(got[j].score, want[got[j].tid], 1e-9 * want[got[j].tid]) << q;
+      if (j > 0) {  // score descending, then tid ascending
+        EXPECT_TRUE(got[j - 1].score > got[j].score ||
+                    (got[j - 1].score == got[j].score && got[j - 1].tid < got[j].tid));
+      }
+    }
+  }
+}
+
+TEST(AmSegment, BuildRanksLikeTheOracleAcrossSegmentsAndRounds) {
+  auto rows = random_rows(3000, 7);
+  Index ix;
+  // Little memory: several segments per indexer.
+  for (auto& s : build(rows, 2, 1)) ix.segs.push_back(ix.pages.add(s));
+  EXPECT_GT(ix.segs.size(), 1u);
+  expect_matches_oracle(ix, rows, 11);
+}
+
+TEST(AmSegment, PendingEntriesAndMergeWithDeadRows) {
+  auto rows = random_rows(2000, 8);
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  Index ix;
+  std::vector<Row> first(rows.begin(), rows.begin() + 1200);
+  for (auto& s : build(first, 1, 64 << 20)) ix.segs.push_back(ix.pages.add(s));
+  scipis_error err;
+  for (size_t i = 1200; i < rows.size(); i++) {
+    scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
+                                               rows[i].null, delim, &err);
+    ASSERT_NE(e, nullptr) << err.message;
+    ix.pending.push_back(take_blob(e));
+  }
+  expect_matches_oracle(ix, rows, 12);
+
+  // Every third row dies; the merge keeps the rest, and answers as before.
+  std::vector<uint64_t> dead;
+  std::vector<Row> live;
+  for (size_t i = 0; i < rows.size(); i++) (i % 3 == 0 ? dead.push_back(rows[i].tid) : live.push_back(rows[i]));
+  std::sort(dead.begin(), dead.end());
+  auto rd = ix.pages.reader();
+  auto v = ix.view();
+  scipis_am_blob* merged;
+  scipis_am_stats st;
+  ASSERT_EQ(scipis_am_merge(&v, &rd, dead.data(), dead.size(), &merged, &st, &err), 0) << err.message;
+  ASSERT_NE(merged, nullptr);
+  EXPECT_EQ(st.entries, live.size());
+  Index m;
+  m.segs.push_back(m.pages.add(take_blob(merged)));
+  expect_matches_oracle(m, live, 13);
+
+  uint64_t* tids;
+  size_t n;
+  auto mrd = m.pages.reader();
+  ASSERT_EQ(scipis_am_segment_tids(&mrd, &m.segs[0], &tids, &n, &err), 0);
+  std::vector<uint64_t> got(tids, tids + n), want;
+  free(tids);
+  for (auto& r : live) want.push_back(r.tid);
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+}
+
+TEST(AmSegment, RestListsEveryNonMatchingRowNullsLast) {
+  auto rows = random_rows(500, 9);
+  Index ix;
+  for (auto& s : build(rows, 1, 64 << 20)) ix.segs.push_back(ix.pages.add(s));
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  scipis_error err;
+  const std::string q = "w1";
+  auto want = oracle(rows, q, false);
+  scipis_am_query* qq = scipis_am_query_new(q.data(), q.size(), delim, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+  auto rd = ix.pages.reader();
+  auto v = ix.view();
+  std::vector<scipis_am_hit> rest;
+  for (;;) {
+    const scipis_am_hit* h;
+    size_t n;
+    const bool after = !rest.empty();
+    ASSERT_EQ(scipis_am_query_rest(qq, &v, &rd, 13, after, after ? rest.back().is_null : 0,
+                                   after ? rest.back().tid : 0, &h, &n, &err),
+              0);
+    rest.insert(rest.end(), h, h + n);
+    if (n < 13) break;
+  }
+  scipis_am_query_free(qq);
+  EXPECT_EQ(rest.size() + want.size(), rows.size());
+  for (size_t i = 1; i < rest.size(); i++) EXPECT_LE(rest[i - 1].is_null, rest[i].is_null);
+  for (auto& h : rest) EXPECT_FALSE(want.count(h.tid));
+}
+
+TEST(AmSegment, DamagedBytesAreErrorsNotCrashes) {
+  auto rows = random_rows(800, 10);
+  auto segs = build(rows, 1, 64 << 20);
+  ASSERT_EQ(segs.size(), 1u);
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  std::mt19937 rng(5);
+  int errors = 0;
+  for (int trial = 0; trial < 400; trial++) {
+    std::string bad = segs[0];
+    if (trial % 10 == 0)
+      bad.resize(rng() % bad.size());
+    else
+      for (int k = 0; k < 3; k++) bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+    Index ix;
+    if (bad.empty()) continue;
+    ix.segs.push_back(ix.pages.add(bad));
+    auto rd = ix.pages.reader();
+    auto v = ix.view();
+    scipis_error err;
+    scipis_am_query* qq = scipis_am_query_new("w1 w2 w300", 10, delim, SCIPIS_BM25, SCIPIS_MATCH_ANY, &err);
+    const scipis_am_hit* h;
+    size_t n;
+    const uint64_t* tids;
+    if (scipis_am_query_ranked(qq, &v, &rd, 10, 0, 0, 0, &h, &n, &err) != 0) {
+      EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
+      errors++;
+    }
+    scipis_am_query_matches(qq, &v, &rd, &tids, &n, &err);
+    scipis_am_query_free(qq);
+    scipis_am_blob* out = nullptr;
+    scipis_am_stats st;
+    if (scipis_am_merge(&v, &rd, nullptr, 0, &out, &st, &err) == 0 && out) scipis_am_blob_free(out);
+  }
+  // The page crc on the C side catches the rest; most damage is seen here too.
+  EXPECT_GT(errors, 50);
+}
+
+TEST(AmSegment, HostileEntriesAreRefused) {
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  scipis_error err;
+  scipis_am_blob* e = scipis_am_entry_encode(5, "a b a", 5, 0, delim, &err);
+  std::string good = take_blob(e);
+  uint64_t tid;
+  ASSERT_EQ(scipis_am_entry_tid(reinterpret_cast<const unsigned char*>(good.data()), good.size(), &tid, &err), 0);
+  EXPECT_EQ(tid, 5u);
+  for (size_t i = 0; i < good.size(); i++)
+    for (int bit = 0; bit < 8; bit++) {
+      std::string bad = good;
+      bad[i] ^= static_cast<char>(1 << bit);
+      int rc = scipis_am_entry_tid(reinterpret_cast<const unsigned char*>(bad.data()), bad.size(), &tid, &err);
+      if (rc != 0) {
+        EXPECT_EQ(err.code, SCIPIS_E_CORRUPT);
+      }
+    }
+  EXPECT_NE(scipis_am_entry_tid(reinterpret_cast<const unsigned char*>(good.data()), good.size() - 1, &tid, &err), 0);
+  EXPECT_EQ(scipis_am_query_new("---", 3, delim, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err), nullptr);
+  EXPECT_EQ(err.code, SCIPIS_E_INVALID);
+}
+
+}  // namespace
