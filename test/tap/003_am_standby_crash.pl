@@ -1,0 +1,133 @@
+# The scipis index access method under WAL: a streaming standby answers as
+# the primary does (after a build, inserts that merge the pending list,
+# deletes and VACUUM), and an immediate stop of the primary during
+# concurrent inserts recovers to an index whose answers equal a brute-force
+# oracle over the table (written here in Perl, independently of the engine).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->start;
+$primary->safe_psql('postgres', 'CREATE EXTENSION scipis');
+$primary->safe_psql('postgres', q{
+	CREATE TABLE logs (id int PRIMARY KEY, body text);
+	INSERT INTO logs SELECT i,
+	  'node' || (i % 37) || ' ' || CASE WHEN i % 11 = 0 THEN 'ERROR disk failure ' ELSE 'ok ' END ||
+	  repeat('w' || (i % 101) || ' ', 1 + i % 5) || CASE WHEN i % 7 = 0 THEN NULL ELSE 'tail' END
+	  FROM generate_series(1, 3000) i;
+	CREATE INDEX logs_body ON logs USING scipis (body) WITH (pending_limit = 64, indexer_threads = 2);
+});
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+
+my @queries = ("error disk", "w5 node3", "tail", "w100 w100 ok", "failure node36");
+sub answers
+{
+	my ($node, $ranking) = @_;
+	my @out;
+	for my $q (@queries)
+	{
+		push @out, $node->safe_psql('postgres', qq{
+			SET enable_seqscan = off;
+			SELECT string_agg(id || ':' || round((-(body <@> scipis_query('$q', '$ranking')))::numeric, 12), ' ')
+			FROM (SELECT id, body FROM logs ORDER BY body <@> scipis_query('$q', '$ranking') LIMIT 25) s});
+		push @out, $node->safe_psql('postgres', qq{
+			SET enable_seqscan = off; SET enable_indexscan = off;
+			SELECT count(*) FROM logs WHERE body @@@ '$q'});
+	}
+	return join("\n", @out);
+}
+
+$primary->wait_for_catchup($standby);
+is(answers($standby, 'tfidf'), answers($primary, 'tfidf'), 'standby answers as the primary after CREATE INDEX');
+
+$primary->safe_psql('postgres', q{
+	INSERT INTO logs SELECT i, 'late ERROR row ' || i || ' disk' FROM generate_series(3001, 4500) i;
+	DELETE FROM logs WHERE id % 5 = 0;
+	UPDATE logs SET body = body || ' updated' WHERE id % 13 = 0;
+});
+$primary->wait_for_catchup($standby);
+is(answers($standby, 'bm25'), answers($primary, 'bm25'), 'standby answers as the primary after inserts and deletes');
+$primary->safe_psql('postgres', 'VACUUM logs');
+$primary->wait_for_catchup($standby);
+is(answers($standby, 'tfidf'), answers($primary, 'tfidf'), 'standby answers as the primary after VACUUM');
+is(answers($standby, 'bm25'), answers($primary, 'bm25'), 'and under BM25');
+
+# Crash during concurrent inserts.
+my ($wout, $werr) = ('', '');
+my $writer = IPC::Run::start(
+	[ 'psql', '-X', '-d', $primary->connstr('postgres'), '-c', q{
+	DO $$ BEGIN FOR i IN 5000 .. 400000 LOOP
+	  INSERT INTO logs VALUES (i, 'crash w' || (i % 17) || ' disk ' || repeat('x', i % 9));
+	  IF i % 50 = 0 THEN COMMIT; END IF; END LOOP; END $$;} ],
+	'>', \$wout, '2>', \$werr);
+# Let it commit some batches (and merge the pending list a few times).
+$primary->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM logs WHERE id >= 5000')
+  or die 'the writer made no progress';
+$primary->stop('immediate');
+eval { $writer->finish; };
+$primary->start;
+$primary->safe_psql('postgres', 'VACUUM logs');
+
+# The oracle: the spec's tokenizer and TF-IDF over the live rows.
+my $rows = $primary->safe_psql('postgres', "SELECT id || E'\\t' || coalesce(body, E'\\\\N') FROM logs");
+my (%tf, %len, %df);
+my $N = 0;
+for my $line (split /\n/, $rows)
+{
+	my ($id, $body) = split /\t/, $line, 2;
+	next if $body eq '\\N';
+	my @toks = map { lc } ($body =~ /[A-Za-z0-9_\x80-\xff]+/g);
+	next unless @toks;
+	$N++;
+	$len{$id} = scalar @toks;
+	my %seen;
+	for my $t (@toks) { $tf{$id}{$t}++; $seen{$t} = 1; }
+	$df{$_}++ for keys %seen;
+}
+my $failures = 0;
+for my $q ("crash disk", "w3", "error", "x w16 disk")
+{
+	my %qf;
+	$qf{lc $_}++ for ($q =~ /[A-Za-z0-9_\x80-\xff]+/g);
+	my @scored;
+	for my $id (keys %tf)
+	{
+		my ($s, $have) = (0, 0);
+		for my $t (keys %qf)
+		{
+			next unless $tf{$id}{$t};
+			$have++;
+			$s += $qf{$t} * sqrt($tf{$id}{$t}) * (1 + log(($N + 1) / ($df{$t} + 1))) / sqrt($len{$id});
+		}
+		push @scored, [ $id, $s ] if $have;
+	}
+	@scored = sort { $b->[1] <=> $a->[1] || $a->[0] <=> $b->[0] } @scored;
+	my $k = 20;
+	$k = @scored if @scored < $k;
+	my $got = $primary->safe_psql('postgres', qq{
+		SET enable_seqscan = off;
+		SELECT string_agg((-(body <@> '$q'))::text, ' ') FROM
+		  (SELECT body FROM logs ORDER BY body <@> '$q' LIMIT $k) s});
+	my @g = split / /, $got;
+	is(scalar @g, $k, "after the crash '$q' returns $k rows");
+	for my $i (0 .. $k - 1)
+	{
+		my $want = $scored[$i][1];
+		if (abs($g[$i] - $want) > 1e-9 * $want) { $failures++; diag("'$q' rank $i: got $g[$i], want $want"); }
+	}
+	my $count = $primary->safe_psql('postgres', "SET enable_seqscan = off; SELECT count(*) FROM logs WHERE body @@@ '$q'");
+	is($count, scalar @scored, "after the crash '$q' matches the oracle's rows");
+}
+is($failures, 0, 'after the crash every score equals the oracle');
+
+$standby->stop;
+$primary->stop;
+done_testing();
