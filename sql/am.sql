@@ -97,6 +97,24 @@ SELECT id FROM am_docs WHERE body @@@ 'disk';
 REINDEX INDEX CONCURRENTLY am_docs_body;
 SELECT id FROM am_docs WHERE body @@@ 'truncate';
 
+-- scipis_index_check: nothing to report, until a row goes in while the index
+-- is not maintained (a superuser's catalog edit, as an example of damage).
+CREATE TABLE am_chk (id int, body text);
+INSERT INTO am_chk SELECT i, 'w' || (i % 13) || CASE WHEN i % 9 = 0 THEN NULL ELSE ' y' END
+  FROM generate_series(1, 300) i;
+CREATE INDEX am_chk_body ON am_chk USING scipis (body) WITH (pending_limit = 64);
+INSERT INTO am_chk SELECT i, 'late ' || i FROM generate_series(301, 400) i;
+DELETE FROM am_chk WHERE id % 3 = 0;
+SELECT * FROM scipis_index_check('am_chk_body');
+VACUUM am_chk;
+SELECT * FROM scipis_index_check('am_chk_body');
+UPDATE pg_index SET indisready = false WHERE indexrelid = 'am_chk_body'::regclass;
+INSERT INTO am_chk VALUES (1000, 'unindexed row');
+UPDATE pg_index SET indisready = true WHERE indexrelid = 'am_chk_body'::regclass;
+SELECT problem, detail FROM scipis_index_check('am_chk_body');
+SELECT * FROM scipis_index_check('am_chk');
+DROP TABLE am_chk;
+
 -- Expressions and partial indexes.
 CREATE TABLE am_tickets (id int, title text, body varchar(200), open bool);
 INSERT INTO am_tickets VALUES (1, 'Disk', 'full again', true), (2, 'Net', 'disk ok', false),

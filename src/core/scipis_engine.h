@@ -512,6 +512,27 @@ int			scipis_am_query_matches(scipis_am_query *q, const scipis_am_view *view,
 int			scipis_am_query_value(scipis_am_query *q, const char *text, size_t len,
 								  int *matches, double *score, scipis_error *err);
 
+/*
+ * scipis_index_check: each entry of the view with a fingerprint of its
+ * terms and counts, ascending by tid (malloc'ed; the caller frees). Every
+ * segment is read whole and its statistics recomputed; a disagreement is a
+ * SCIPIS_E_CORRUPT error naming it.
+ */
+typedef struct scipis_am_check_entry
+{
+	uint64_t	tid;
+	uint64_t	fingerprint;
+	uint32_t	len;			/* tokens; UINT32_MAX for NULL */
+} scipis_am_check_entry;
+
+int			scipis_am_check_entries(const scipis_am_view *view, const scipis_am_reader *rd,
+									scipis_am_check_entry **entries, size_t *n,
+									scipis_error *err);
+/* The same fingerprint for a value, as the index would hold it. */
+int			scipis_am_value_fingerprint(const char *text, size_t len, int is_null,
+										const unsigned char delimiter[256],
+										scipis_am_check_entry *out, scipis_error *err);
+
 /* ---- end access method ---- */
 
 #ifdef __cplusplus

@@ -51,3 +51,10 @@ COMMENT ON ACCESS METHOD scipis IS 'ranked full-text search (TF-IDF, BM25) over 
 CREATE OPERATOR CLASS scipis_text_ops DEFAULT FOR TYPE text USING scipis AS
     OPERATOR 1 @@@ (text, scipisquery),
     OPERATOR 2 <@> (text, scipisquery) FOR ORDER BY float_ops;
+
+CREATE FUNCTION scipis_index_check(index regclass,
+                                   OUT problem text, OUT tid tid, OUT detail text)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'scipis_index_check' LANGUAGE C STRICT;
+COMMENT ON FUNCTION scipis_index_check(regclass) IS
+    'checks a scipis index against its table (like amcheck); no rows when they agree';

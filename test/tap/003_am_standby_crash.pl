@@ -127,6 +127,34 @@ for my $q ("crash disk", "w3", "error", "x w16 disk")
 	is($count, scalar @scored, "after the crash '$q' matches the oracle's rows");
 }
 is($failures, 0, 'after the crash every score equals the oracle');
+is($primary->safe_psql('postgres', "SELECT count(*) FROM scipis_index_check('logs_body')"),
+	'0', 'scipis_index_check finds nothing after recovery');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', "SELECT count(*) FROM scipis_index_check('logs_body')"),
+	'0', 'nor on the standby');
+
+# A damaged segment page: an error naming the index, never a crash. After
+# a REINDEX, block 1 is the first page of the first segment: its rows.
+$primary->safe_psql('postgres', 'REINDEX INDEX logs_body');
+my $file = $primary->data_dir . '/'
+  . $primary->safe_psql('postgres', "SELECT pg_relation_filepath('logs_body')");
+$primary->stop;
+open(my $fh, '+<', $file) or die "open $file: $!";
+binmode $fh;
+seek($fh, 8192 + 4000, 0);    # block 1: the first segment's first page
+print $fh "\xff\xfe\xfd\xfc";
+close $fh;
+$primary->start;
+my ($ret, $out, $err) = $primary->psql('postgres',
+	"SET enable_seqscan = off; SELECT count(*) FROM (SELECT id FROM logs ORDER BY body <@> 'crash disk node1' LIMIT 10) s");
+isnt($ret, 0, 'a query over a damaged page fails');
+like($err, qr/scipis index "logs_body" is damaged/, 'with an error naming the index');
+like($primary->safe_psql('postgres', "SELECT string_agg(problem, ',') FROM scipis_index_check('logs_body')"),
+	qr/index damaged/, 'scipis_index_check reports the damage');
+is($primary->safe_psql('postgres', 'SELECT 1'), '1', 'the server is still up');
+$primary->safe_psql('postgres', 'REINDEX INDEX logs_body');
+is($primary->safe_psql('postgres', "SELECT count(*) FROM scipis_index_check('logs_body')"),
+	'0', 'REINDEX repairs it');
 
 $standby->stop;
 $primary->stop;
