@@ -30,8 +30,10 @@ CREATE CAST (text AS scipisquery) WITH FUNCTION scipis_text_to_query(text) AS IM
 
 CREATE FUNCTION scipis_match_op(text, scipisquery) RETURNS boolean
     AS 'MODULE_PATHNAME', 'scipis_match_op' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- Restricted: every process of a parallel scan would read the index's
+-- statistics at its own moment, and scores must not depend on which one.
 CREATE FUNCTION scipis_distance_op(text, scipisquery) RETURNS float8
-    AS 'MODULE_PATHNAME', 'scipis_distance_op' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'scipis_distance_op' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 
 CREATE OPERATOR @@@ (
     LEFTARG = text, RIGHTARG = scipisquery, FUNCTION = scipis_match_op,

@@ -4,6 +4,7 @@
 #include <functional>
 #include <queue>
 
+#include "absl/container/node_hash_map.h"
 #include "am/seg_reader.h"
 #include "query/score.h"
 #include "util/error.h"
@@ -85,29 +86,116 @@ void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
   }
 }
 
+// Block-max over ranges of ordinals: the blocks of the query's terms cut
+// the ordinals into ranges covered by the same blocks, each bounded by the
+// sum of their blocks' bounds. Ranges go best bound first and stop once
+// the k-th score so far beats the next bound, so blocks that cannot reach
+// the top k are never decoded, nor their rows' lengths read.
 void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,
                      bool has_after, double after_score, uint64_t after_tid) {
   prepare(view, rd);
   hits.clear();
+  if (k == 0) return;
   auto better = [](const scipis_am_hit& a, const scipis_am_hit& b) {
     if (a.score != b.score) return a.score > b.score;
     return a.tid < b.tid;
   };
   const scipis_am_hit after{after_tid, after_score, 0};
-  // A heap of the best k so far; its top is the worst kept.
   std::priority_queue<scipis_am_hit, std::vector<scipis_am_hit>, decltype(better)> heap(better);
+  const size_t nt = terms_.size();
+  std::vector<Scorer> sc(nt);
+  for (size_t t = 0; t < nt; t++) sc[t] = Scorer{ranking_, idf_[t], static_cast<double>(terms_[t].qf), avgdl_};
+
+  struct Range {
+    uint64_t lo, hi;
+    double bound;
+    size_t act, nact;  // into acts
+  };
   for (auto& src : open_view(view, rd)) {
     Source& s = *src;
-    each_match(s, true, [&](uint32_t ord, double score) {
-      const scipis_am_hit h{s.doc(ord).tid, score, 0};
-      if (has_after && !better(after, h)) return;
-      if (heap.size() < k) {
-        heap.push(h);
-      } else if (better(h, heap.top())) {
-        heap.pop();
-        heap.push(h);
+    std::vector<TermBlocks> tb(nt);
+    size_t present = 0;
+    for (size_t t = 0; t < nt; t++) present += s.find_blocks(terms_[t].term, tb[t]) ? 1 : 0;
+    if (present == 0 || (match_ == SCIPIS_MATCH_ALL && present < nt)) continue;
+    std::vector<uint64_t> pts;
+    for (size_t t = 0; t < nt; t++)
+      for (size_t b = 0; tb[t].df > 0 && b < tb[t].count(); b++) {
+        pts.push_back(tb[t].first(b));
+        pts.push_back(static_cast<uint64_t>(tb[t].last(b)) + 1);
       }
-    });
+    std::sort(pts.begin(), pts.end());
+    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+    std::vector<Range> ranges;
+    std::vector<std::pair<uint32_t, uint32_t>> acts;  // (term, block)
+    std::vector<size_t> cur(nt, 0);
+    for (size_t i = 0; i + 1 < pts.size(); i++) {
+      const uint64_t lo = pts[i], hi = pts[i + 1] - 1;
+      Range r{lo, hi, 0, acts.size(), 0};
+      for (size_t t = 0; t < nt; t++) {
+        if (tb[t].df == 0) continue;
+        while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
+        if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
+        const BlockInfo* info = tb[t].info(cur[t]);
+        r.bound += info ? sc[t].bound(*info) : kInfScore;
+        acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t])});
+        r.nact++;
+      }
+      if (r.nact == 0 || (match_ == SCIPIS_MATCH_ALL && r.nact < nt)) {
+        acts.resize(r.act);
+        continue;
+      }
+      ranges.push_back(r);
+    }
+    std::stable_sort(ranges.begin(), ranges.end(),
+                     [](const Range& a, const Range& b) { return a.bound > b.bound; });
+    // Node map: the pointers in blk stay valid as blocks are added.
+    absl::node_hash_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> decoded;
+    using Next = std::pair<uint32_t, size_t>;  // (ordinal, active index)
+    for (const Range& r : ranges) {
+      if (heap.size() == k && r.bound * kBoundMargin < heap.top().score) break;
+      std::vector<size_t> pos(r.nact), end(r.nact);
+      std::vector<const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>*> blk(r.nact);
+      std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
+      for (size_t a = 0; a < r.nact; a++) {
+        const auto [t, b] = acts[r.act + a];
+        const uint64_t key = (static_cast<uint64_t>(t) << 32) | b;
+        auto it = decoded.find(key);
+        if (it == decoded.end()) {
+          it = decoded.try_emplace(key).first;
+          tb[t].decode(b, it->second.first, it->second.second);
+        }
+        blk[a] = &it->second;
+        const auto& o = it->second.first;
+        pos[a] = static_cast<size_t>(std::lower_bound(o.begin(), o.end(), static_cast<uint32_t>(r.lo)) - o.begin());
+        end[a] = static_cast<size_t>(std::upper_bound(o.begin(), o.end(), static_cast<uint32_t>(r.hi)) - o.begin());
+        if (pos[a] < end[a]) next.push({o[pos[a]], a});
+      }
+      while (!next.empty()) {
+        const uint32_t ord = next.top().first;
+        const uint32_t l = s.doc(ord).len;
+        if (l == kLenNull || l == 0) fail_corrupt("index", "a row without tokens holds a term");
+        double score = 0;
+        size_t matched = 0;
+        // Actives are in term order, so a row's score sums in query order.
+        while (!next.empty() && next.top().first == ord) {
+          const size_t a = next.top().second;
+          next.pop();
+          const uint32_t t = acts[r.act + a].first;
+          score += sc[t](blk[a]->second[pos[a]], l);
+          matched++;
+          if (++pos[a] < end[a]) next.push({blk[a]->first[pos[a]], a});
+        }
+        if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
+        const scipis_am_hit h{s.doc(ord).tid, score, 0};
+        if (has_after && !better(after, h)) continue;
+        if (heap.size() < k) {
+          heap.push(h);
+        } else if (better(h, heap.top())) {
+          heap.pop();
+          heap.push(h);
+        }
+      }
+    }
   }
   while (!heap.empty()) {
     hits.push_back(heap.top());

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "am/am_format.h"
+#include "index/postings_codec.h"
 #include "index/tokenizer.h"
 
 namespace scipis::am {
@@ -20,6 +22,27 @@ struct TermPostings {
   std::vector<uint32_t> tfs;
 };
 
+// A term's postings in one source as blocks, decoded one at a time: the
+// blocks of a segment's region with their score bounds, or (pending
+// entries, a term of one row) every posting as one block without a bound.
+struct TermBlocks {
+  uint64_t df = 0;
+  std::unique_ptr<std::string> region;  // stable: reader views it
+  std::unique_ptr<RegionReader> reader;
+  std::vector<uint32_t> ords, tfs;  // without a reader
+
+  size_t count() const { return reader ? reader->blocks().size() : 1; }
+  const BlockInfo* info(size_t b) const { return reader ? &reader->blocks()[b] : nullptr; }
+  uint32_t first(size_t b) const {
+    if (!reader) return ords.front();
+    return b == 0 ? 0 : static_cast<uint32_t>(reader->blocks()[b - 1].last_seq + 1);
+  }
+  uint32_t last(size_t b) const {
+    return reader ? static_cast<uint32_t>(reader->blocks()[b].last_seq) : ords.back();
+  }
+  void decode(size_t b, std::vector<uint32_t>& o, std::vector<uint32_t>& t) const;
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -27,6 +50,8 @@ class Source {
   virtual DocEntry doc(uint32_t ord) = 0;
   // False when the term is absent; with postings = false only df is set.
   virtual bool find(std::string_view term, TermPostings& out, bool postings) = 0;
+  // The same as blocks; false when absent. The default holds everything.
+  virtual bool find_blocks(std::string_view term, TermBlocks& out);
   // Terms in ascending byte order, one per call; false at the end.
   virtual bool next_term(std::string& term, TermPostings& out) = 0;
 };

@@ -148,4 +148,28 @@ bool MemIndex::next_term(std::string& term, TermPostings& out) {
   return true;
 }
 
+bool Source::find_blocks(std::string_view term, TermBlocks& out) {
+  TermPostings p;
+  if (!find(term, p, true)) return false;
+  out.df = p.df;
+  out.ords = std::move(p.ords);
+  out.tfs = std::move(p.tfs);
+  return true;
+}
+
+void TermBlocks::decode(size_t b, std::vector<uint32_t>& o, std::vector<uint32_t>& t) const {
+  if (!reader) {
+    o = ords;
+    t = tfs;
+    return;
+  }
+  const uint32_t n = reader->blocks()[b].count;
+  uint64_t seqs[kBlockPostings];
+  uint32_t f[kBlockPostings];
+  reader->decode(b, seqs, f);
+  o.resize(n);
+  t.assign(f, f + n);
+  for (uint32_t i = 0; i < n; i++) o[i] = static_cast<uint32_t>(seqs[i]);
+}
+
 }  // namespace scipis::am

@@ -129,7 +129,7 @@ void PagedSegment::fill(const DictTerm& t, TermPostings& out) {
   if (out.ords.size() != t.df) fail_corrupt(what_, "posting count mismatch");
 }
 
-bool PagedSegment::find(std::string_view term, TermPostings& out, bool postings) {
+bool PagedSegment::lookup(std::string_view term, DictTerm& out) {
   if (f_.groups == 0) return false;
   const uint64_t key = term_key(term);
   // The last group whose first key is below key may hold the term, and so
@@ -146,18 +146,40 @@ bool PagedSegment::find(std::string_view term, TermPostings& out, bool postings)
   for (uint64_t g = lo > 0 ? lo - 1 : 0; g < f_.groups; g++) {
     if (g >= lo && index_entry(g).key > key) break;
     load_group(g, group);
-    for (const DictTerm& t : group) {
+    for (DictTerm& t : group) {
       if (t.term == term) {
-        if (postings)
-          fill(t, out);
-        else
-          out.df = t.df;
+        out = std::move(t);
         return true;
       }
       if (t.term > term) return false;
     }
   }
   return false;
+}
+
+bool PagedSegment::find(std::string_view term, TermPostings& out, bool postings) {
+  DictTerm t;
+  if (!lookup(term, t)) return false;
+  if (postings)
+    fill(t, out);
+  else
+    out.df = t.df;
+  return true;
+}
+
+bool PagedSegment::find_blocks(std::string_view term, TermBlocks& out) {
+  DictTerm t;
+  if (!lookup(term, t)) return false;
+  out.df = t.df;
+  if (t.df == 1) {
+    out.ords = {t.ord};
+    out.tfs = {t.tf};
+    return true;
+  }
+  out.region = std::make_unique<std::string>(t.region_bytes, '\0');
+  read(t.region_off, t.region_bytes, out.region->data());
+  out.reader = std::make_unique<RegionReader>(what_, *out.region, t.df, 0, f_.ndocs);
+  return true;
 }
 
 bool PagedSegment::next_term(std::string& term, TermPostings& out) {

@@ -19,6 +19,7 @@ class PagedSegment : public Source {
   DocEntry doc(uint32_t ord) override;
   bool find(std::string_view term, TermPostings& out, bool postings) override;
   bool next_term(std::string& term, TermPostings& out) override;
+  bool find_blocks(std::string_view term, TermBlocks& out) override;
 
  private:
   struct DictTerm {
@@ -32,6 +33,7 @@ class PagedSegment : public Source {
     uint64_t key, off;
     uint32_t dict_bytes, bytes;
   };
+  bool lookup(std::string_view term, DictTerm& out);
   void read(uint64_t off, size_t n, char* dst);
   IndexEntry index_entry(uint64_t g);
   void load_group(uint64_t g, std::vector<DictTerm>& out);

@@ -2,8 +2,11 @@
 // and the index access method) so that equal inputs give equal bits.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "index/postings_codec.h"
 #include "scipis_engine.h"
 
 namespace scipis {
@@ -18,5 +21,30 @@ inline double term_score(scipis_ranking ranking, double qf, double idf, double t
   if (ranking == SCIPIS_BM25) return qf * idf * tf / (tf + 1.2 * (1.0 - 0.75 + 0.75 * len / avgdl));
   return qf * std::sqrt(tf) * idf / std::sqrt(len);
 }
+
+constexpr double kInfScore = std::numeric_limits<double>::infinity();
+// A block is skipped only when its bound, so enlarged, is still below the
+// k-th score: a bound is summed in another order than a score is.
+constexpr double kBoundMargin = 1 + 1e-9;
+
+// One query term's scoring, and the most a posting of a block can score.
+struct Scorer {
+  scipis_ranking ranking;
+  double idf, qf, avgdl;
+  double operator()(double tf, double len) const {
+    return term_score(ranking, qf, idf, tf, len, avgdl);
+  }
+  // TF-IDF grows with tf / length alone: the block's best posting scores
+  // its maximum. BM25 grows with tf and falls with length; a posting of
+  // length l has tf at most min(max_tf, l * best ratio), which scores most
+  // at l = max_tf / ratio, or at min_len when that is longer.
+  double bound(const BlockInfo& b) const {
+    if (!b.min_len || !b.best_tf) return kInfScore;
+    if (ranking != SCIPIS_BM25) return (*this)(static_cast<double>(b.best_tf), static_cast<double>(b.best_len));
+    const double at = static_cast<double>(b.max_tf) * static_cast<double>(b.best_len) /
+                      static_cast<double>(b.best_tf);
+    return (*this)(static_cast<double>(b.max_tf), std::max(static_cast<double>(b.min_len), at));
+  }
+};
 
 }  // namespace scipis

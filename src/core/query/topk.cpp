@@ -17,10 +17,8 @@ namespace scipis {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-// A window is skipped only when its bound, so enlarged, is still below the
-// k-th score: the bound is summed in another order than a score is.
-constexpr double kMargin = 1 + 1e-9;
+constexpr double kInf = kInfScore;
+constexpr double kMargin = kBoundMargin;
 
 // One block of a term within one indexer: part of a segment's region, or
 // the one posting a segment's dictionary holds inline.
@@ -33,26 +31,6 @@ struct Blk {
   double bound;
   uint64_t seq;  // inline
   uint32_t tf;
-};
-
-struct Scorer {
-  scipis_ranking ranking;
-  double idf, qf, avgdl;
-  double operator()(double tf, double len) const {
-    return term_score(ranking, qf, idf, tf, len, avgdl);
-  }
-  // The most a posting of the block can score. TF-IDF grows with tf /
-  // length alone: the block's best posting scores its maximum. BM25 grows
-  // with tf and falls with length; a posting of length l has tf at most
-  // min(max_tf, l * best ratio), which scores most at l = max_tf / ratio,
-  // or at min_len when that is longer.
-  double bound(const BlockInfo& b) const {
-    if (!b.min_len || !b.best_tf) return kInf;
-    if (ranking != SCIPIS_BM25) return (*this)(static_cast<double>(b.best_tf), static_cast<double>(b.best_len));
-    const double at = static_cast<double>(b.max_tf) * static_cast<double>(b.best_len) /
-                      static_cast<double>(b.best_tf);
-    return (*this)(static_cast<double>(b.max_tf), std::max(static_cast<double>(b.min_len), at));
-  }
 };
 
 // A term's blocks over an indexer's segments, and the block decoded last.
