@@ -57,7 +57,9 @@ class Source {
 };
 
 // Rows indexed in memory: the pending entries of a view, or what one
-// indexer thread holds during a build.
+// indexer thread holds during a build. Term bytes live in an arena and a
+// term's first posting in its table slot, so the many terms of one row
+// (ids, hashes) cost no allocation of their own.
 class MemIndex : public Source {
  public:
   // Tokenizes the value; kLenNull rows (is_null) hold no terms.
@@ -71,21 +73,30 @@ class MemIndex : public Source {
   const Footer& stats() override { return stats_; }
   DocEntry doc(uint32_t ord) override { return docs_[ord]; }
   bool find(std::string_view term, TermPostings& out, bool postings) override;
+  // Hands each term's postings over: the index is spent afterwards.
   bool next_term(std::string& term, TermPostings& out) override;
 
  private:
   struct Posts {
-    std::vector<uint32_t> ords, tfs;
+    uint32_t n = 0;
+    uint32_t ord0 = 0, tf0 = 0;
+    std::vector<uint32_t> rest;  // (ord, tf) of postings 2..n
   };
   void add_doc(uint64_t tid, uint32_t len);
   void add_posting(std::string_view term, uint32_t tf);
+  std::string_view keep(std::string_view term);
+  static void fill(const Posts& p, TermPostings& out);
 
   std::vector<DocEntry> docs_;
-  absl::flat_hash_map<std::string, Posts> map_;
+  absl::flat_hash_map<std::string_view, Posts> map_;
+  std::vector<std::unique_ptr<char[]>> arena_;
+  char* arena_at_ = nullptr;
+  size_t arena_left_ = 0;
   Footer stats_;
   size_t bytes_ = 0;
   std::string scratch_;
-  std::vector<const std::pair<const std::string, Posts>*> sorted_;
+  std::vector<std::string_view> toks_;
+  std::vector<std::pair<const std::string_view, Posts>*> sorted_;
   size_t next_ = 0;
 };
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 
 #include "am/am_source.h"
 #include "util/bytes.h"
@@ -10,20 +11,23 @@ namespace {
 
 constexpr unsigned char kEntryVersion = 1;
 
-// The distinct terms of a value with their counts, ascending.
-std::vector<std::pair<std::string_view, uint32_t>> count_terms(const Tokenizer& tok,
-                                                               std::string& buf,
-                                                               uint32_t& tokens) {
-  absl::flat_hash_map<std::string_view, uint32_t> tf;
-  tokens = 0;
+// The distinct terms of a value with their counts, ascending: the tokens
+// sorted and counted in runs (a row's few tokens need no hash table).
+void count_terms(const Tokenizer& tok, std::string& buf, std::vector<std::string_view>& toks,
+                 std::vector<std::pair<std::string_view, uint32_t>>& out, uint32_t& tokens) {
+  toks.clear();
+  out.clear();
   tok.tokenize_in_place(reinterpret_cast<unsigned char*>(buf.data()), buf.size(),
-                        [&](const char* s, size_t n) {
-                          tf[std::string_view(s, n)]++;
-                          tokens++;
-                        });
-  std::vector<std::pair<std::string_view, uint32_t>> out(tf.begin(), tf.end());
-  std::sort(out.begin(), out.end());
-  return out;
+                        [&](const char* s, size_t n) { toks.emplace_back(s, n); });
+  if (toks.size() >= UINT32_MAX) fail(SCIPIS_E_INVALID, "value has too many tokens to index");
+  tokens = static_cast<uint32_t>(toks.size());
+  std::sort(toks.begin(), toks.end());
+  for (size_t i = 0; i < toks.size();) {
+    size_t j = i + 1;
+    while (j < toks.size() && toks[j] == toks[i]) j++;
+    out.emplace_back(toks[i], static_cast<uint32_t>(j - i));
+    i = j;
+  }
 }
 
 [[noreturn]] void bad_entry(const char* why) { fail_corrupt("pending entry", why); }
@@ -43,8 +47,9 @@ std::string entry_encode(const Tokenizer& tok, uint64_t tid, const char* text, s
   }
   std::string buf(text, len);
   uint32_t tokens;
-  auto terms = count_terms(tok, buf, tokens);
-  if (len / 2 + 1 >= kLenNull) fail(SCIPIS_E_INVALID, "value too long to index");
+  std::vector<std::string_view> toks;
+  std::vector<std::pair<std::string_view, uint32_t>> terms;
+  count_terms(tok, buf, toks, terms, tokens);
   put_u32(out, tokens);
   put_varint(out, terms.size());
   for (auto& [t, n] : terms) {
@@ -73,16 +78,49 @@ void MemIndex::add_doc(uint64_t tid, uint32_t len) {
   bytes_ += sizeof(DocEntry);
 }
 
-void MemIndex::add_posting(std::string_view term, uint32_t tf) {
-  auto it = map_.find(absl::string_view(term.data(), term.size()));
-  if (it == map_.end()) {
-    it = map_.try_emplace(std::string(term)).first;
-    bytes_ += term.size() + 64;
-    stats_.nterms++;
+std::string_view MemIndex::keep(std::string_view term) {
+  if (arena_left_ < term.size()) {
+    // Chunks grow from 4 KiB to 256 KiB: a small index stays small.
+    const size_t chunk = std::min<size_t>(size_t{4096} << std::min<size_t>(arena_.size(), 6), 256 << 10);
+    arena_.push_back(std::make_unique<char[]>(chunk));
+    arena_at_ = arena_.back().get();
+    arena_left_ = chunk;
+    bytes_ += chunk;
   }
-  it->second.ords.push_back(static_cast<uint32_t>(docs_.size() - 1));
-  it->second.tfs.push_back(tf);
-  bytes_ += 8;
+  std::memcpy(arena_at_, term.data(), term.size());
+  std::string_view kept(arena_at_, term.size());
+  arena_at_ += term.size();
+  arena_left_ -= term.size();
+  return kept;
+}
+
+void MemIndex::add_posting(std::string_view term, uint32_t tf) {
+  const uint32_t ord = static_cast<uint32_t>(docs_.size() - 1);
+  auto it = map_.find(term);
+  if (it == map_.end()) {
+    map_.emplace(keep(term), Posts{1, ord, tf, {}});
+    bytes_ += sizeof(std::pair<std::string_view, Posts>) + 8;
+    stats_.nterms++;
+    return;
+  }
+  Posts& p = it->second;
+  const size_t cap = p.rest.capacity();
+  p.rest.push_back(ord);
+  p.rest.push_back(tf);
+  p.n++;
+  bytes_ += (p.rest.capacity() - cap) * sizeof(uint32_t);
+}
+
+void MemIndex::fill(const Posts& p, TermPostings& out) {
+  out.df = p.n;
+  out.ords.resize(p.n);
+  out.tfs.resize(p.n);
+  out.ords[0] = p.ord0;
+  out.tfs[0] = p.tf0;
+  for (uint32_t i = 1; i < p.n; i++) {
+    out.ords[i] = p.rest[2 * (i - 1)];
+    out.tfs[i] = p.rest[2 * (i - 1) + 1];
+  }
 }
 
 void MemIndex::add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len,
@@ -94,7 +132,8 @@ void MemIndex::add_text(const Tokenizer& tok, uint64_t tid, const char* text, si
   }
   scratch_.assign(text, len);
   uint32_t tokens;
-  auto terms = count_terms(tok, scratch_, tokens);
+  std::vector<std::pair<std::string_view, uint32_t>> terms;
+  count_terms(tok, scratch_, toks_, terms, tokens);
   add_doc(tid, tokens);
   for (auto& [t, n] : terms) add_posting(t, n);
 }
@@ -123,28 +162,32 @@ void MemIndex::add_entry(std::string_view entry) {
 }
 
 bool MemIndex::find(std::string_view term, TermPostings& out, bool postings) {
-  auto it = map_.find(absl::string_view(term.data(), term.size()));
+  auto it = map_.find(term);
   if (it == map_.end()) return false;
-  out.df = it->second.ords.size();
-  if (postings) {
-    out.ords = it->second.ords;
-    out.tfs = it->second.tfs;
-  }
+  out.df = it->second.n;
+  if (postings) fill(it->second, out);
   return true;
 }
 
 bool MemIndex::next_term(std::string& term, TermPostings& out) {
   if (next_ == 0 && sorted_.empty()) {
-    for (auto& kv : map_) sorted_.push_back(&kv);
-    std::sort(sorted_.begin(), sorted_.end(),
-              [](const auto* a, const auto* b) { return a->first < b->first; });
+    // By the first 8 bytes as one word, then the rest: few byte compares.
+    std::vector<std::pair<uint64_t, std::pair<const std::string_view, Posts>*>> keyed;
+    keyed.reserve(map_.size());
+    for (auto& kv : map_)
+      keyed.emplace_back(term_key(kv.first), &kv);
+    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return a.second->first < b.second->first;
+    });
+    sorted_.reserve(keyed.size());
+    for (auto& k : keyed) sorted_.push_back(k.second);
   }
   if (next_ >= sorted_.size()) return false;
-  const auto* kv = sorted_[next_++];
-  term = kv->first;
-  out.df = kv->second.ords.size();
-  out.ords = kv->second.ords;
-  out.tfs = kv->second.tfs;
+  auto* kv = sorted_[next_++];
+  term.assign(kv->first);
+  fill(kv->second, out);
+  std::vector<uint32_t>().swap(kv->second.rest);
   return true;
 }
 
