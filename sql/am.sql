@@ -141,7 +141,12 @@ CREATE INDEX am_bad ON am_docs USING scipis (kind, body);
 RESET enable_seqscan;
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
+-- One scipis index on the column: the query binds to it at plan time.
 SELECT id FROM am_docs ORDER BY body <@> 'disk' LIMIT 1;
+-- Two: the query must name one.
+CREATE INDEX am_docs_body_ws ON am_docs USING scipis (body) WITH (tokenizer = 'whitespace');
+SELECT id FROM am_docs ORDER BY body <@> 'disk' LIMIT 1;
+DROP INDEX am_docs_body_ws;
 SELECT id FROM am_docs ORDER BY body <@> scipis_query('disk', index => 'am_docs_kind') LIMIT 1;
 RESET enable_indexscan;
 RESET enable_bitmapscan;

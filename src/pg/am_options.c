@@ -48,7 +48,7 @@ scipis_am_options_init(void)
 					  0, 0, 1024 * 1024, ShareUpdateExclusiveLock);
 	add_int_reloption(scipis_relopt_kind, "pending_limit",
 					  "Pending-list size, in kB, past which inserts merge it into a segment",
-					  4096, 64, 1024 * 1024, ShareUpdateExclusiveLock);
+					  1024, 64, 1024 * 1024, ShareUpdateExclusiveLock);
 	scipis_relopt_tab[0] = (relopt_parse_elt) {"tokenizer", RELOPT_TYPE_STRING, offsetof(ScipisAmOptions, tokenizer)};
 	scipis_relopt_tab[1] = (relopt_parse_elt) {"delimiters", RELOPT_TYPE_STRING, offsetof(ScipisAmOptions, delimiters)};
 	scipis_relopt_tab[2] = (relopt_parse_elt) {"indexer_threads", RELOPT_TYPE_INT, offsetof(ScipisAmOptions, indexer_threads)};
@@ -118,5 +118,5 @@ scipis_am_pending_limit(Relation index)
 {
 	ScipisAmOptions *o = options_of(index);
 
-	return (uint64) (o ? o->pending_limit : 4096) << 10;
+	return (uint64) (o ? o->pending_limit : 1024) << 10;
 }

@@ -34,6 +34,7 @@ PG_FUNCTION_INFO_V1(scipisquery_in);
 PG_FUNCTION_INFO_V1(scipisquery_out);
 PG_FUNCTION_INFO_V1(scipis_query_make);
 PG_FUNCTION_INFO_V1(scipis_query_from_text);
+PG_FUNCTION_INFO_V1(scipis_query_on);
 PG_FUNCTION_INFO_V1(scipis_match_op);
 PG_FUNCTION_INFO_V1(scipis_distance_op);
 
@@ -178,6 +179,21 @@ scipis_query_from_text(PG_FUNCTION_ARGS)
 
 	PG_RETURN_POINTER(make_query(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), SCIPIS_TFIDF,
 								 SCIPIS_MATCH_ANY, InvalidOid));
+}
+
+/* The query bound to an index (the planner's scipis_op_support puts it in). */
+Datum
+scipis_query_on(PG_FUNCTION_ARGS)
+{
+	ScipisQuery *q = DatumGetScipisQuery(PG_GETARG_DATUM(0));
+	ScipisQuery *out;
+
+	if (OidIsValid(q->index))
+		PG_RETURN_POINTER(q);
+	out = palloc(VARSIZE(q));
+	memcpy(out, q, VARSIZE(q));
+	out->index = PG_GETARG_OID(1);
+	PG_RETURN_POINTER(out);
 }
 
 scipis_am_query *

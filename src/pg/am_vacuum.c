@@ -5,6 +5,8 @@
  */
 #include "am.h"
 
+#include "access/table.h"
+#include "access/visibilitymap.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "postmaster/autovacuum.h"
@@ -46,11 +48,14 @@ check_row(uint64 key, IndexBulkDeleteCallback callback, void *state, DeadList *d
 	return true;
 }
 
-IndexBulkDeleteResult *
-scipis_am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
-					 IndexBulkDeleteCallback callback, void *state)
+/*
+ * Removes the entries whose rows callback calls dead. With min_entries,
+ * only when the index holds more entries than that (else nothing is read).
+ */
+static IndexBulkDeleteResult *
+delete_where(Relation index, IndexBulkDeleteResult *stats, IndexBulkDeleteCallback callback,
+			 void *state, double min_entries)
 {
-	Relation	index = info->index;
 	ScipisMeta	meta;
 	bool		rewrite[SCIPIS_MAX_SEGMENTS] = {0};
 	bool		any = false;
@@ -69,6 +74,25 @@ scipis_am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	LockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
 	scipis_am_read_meta(index, &meta);
 	scipis_am_reader_init(&rd, &ctx, index);
+	if (min_entries >= 0)
+	{
+		double		held = meta.pending_entries;
+
+		for (i = 0; i < meta.nsegments; i++)
+		{
+			scipis_am_stats s;
+			scipis_error err;
+
+			if (scipis_am_segment_stats(&rd, &meta.segments[i], &s, &err) != 0)
+				scipis_am_fail(&ctx, &err, index);
+			held += s.entries;
+		}
+		if (held <= min_entries)
+		{
+			UnlockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
+			return stats;
+		}
+	}
 	for (i = 0; i < meta.nsegments; i++)
 	{
 		uint64	   *tids;
@@ -115,6 +139,59 @@ scipis_am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 }
 
 IndexBulkDeleteResult *
+scipis_am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+					 IndexBulkDeleteCallback callback, void *state)
+{
+	return delete_where(info->index, stats, callback, state, -1);
+}
+
+/* The heap line pointer of a row, looked up a page at a time. */
+typedef struct HeapProbe
+{
+	Relation	heap;
+	BlockNumber nblocks;
+	BlockNumber blk;
+	Buffer		buf;
+	Buffer		vmbuf;
+	bool		all_visible;
+	BufferAccessStrategy strategy;
+} HeapProbe;
+
+/* Dead: the row's line pointer is dead or unused (its tuple is gone). */
+static bool
+row_is_gone(ItemPointer tid, void *arg)
+{
+	HeapProbe  *p = (HeapProbe *) arg;
+	BlockNumber blk = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	Page		page;
+	bool		gone;
+
+	if (blk >= p->nblocks)
+		return false;			/* a page added since: not ours to judge */
+	if (p->blk != blk)
+	{
+		if (BufferIsValid(p->buf))
+			ReleaseBuffer(p->buf);
+		p->buf = InvalidBuffer;
+		p->blk = blk;
+		/* VACUUM marks a page all-visible only once no dead line pointer is left. */
+		p->all_visible = (visibilitymap_get_status(p->heap, blk, &p->vmbuf) &
+						  VISIBILITYMAP_ALL_VISIBLE) != 0;
+		if (!p->all_visible)
+			p->buf = ReadBufferExtended(p->heap, MAIN_FORKNUM, blk, RBM_NORMAL, p->strategy);
+	}
+	if (p->all_visible)
+		return false;
+	LockBuffer(p->buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(p->buf);
+	gone = off > PageGetMaxOffsetNumber(page) || !ItemIdIsUsed(PageGetItemId(page, off)) ||
+		ItemIdIsDead(PageGetItemId(page, off));
+	LockBuffer(p->buf, BUFFER_LOCK_UNLOCK);
+	return gone;
+}
+
+IndexBulkDeleteResult *
 scipis_am_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
@@ -124,6 +201,31 @@ scipis_am_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	if (info->analyze_only && !IsAutoVacuumWorkerProcess())
 		return stats;
+	/*
+	 * A VACUUM that skipped the index pass (few dead rows: PostgreSQL's
+	 * bypass) left their entries; while the index holds more entries than
+	 * the table has rows, the rows whose line pointers are dead go now, so
+	 * that N, df and avgdl count the live rows after any VACUUM.
+	 */
+	if (stats == NULL && !info->analyze_only)
+	{
+		HeapProbe	probe;
+
+		probe.heap = table_open(index->rd_index->indrelid, NoLock);
+		probe.nblocks = RelationGetNumberOfBlocks(probe.heap);
+		probe.blk = InvalidBlockNumber;
+		probe.buf = InvalidBuffer;
+		probe.vmbuf = InvalidBuffer;
+		probe.strategy = info->strategy;
+		/* An exact row count tells at once whether any entry is left over. */
+		stats = delete_where(index, NULL, row_is_gone, &probe,
+							 info->estimated_count ? -1 : info->num_heap_tuples);
+		if (BufferIsValid(probe.buf))
+			ReleaseBuffer(probe.buf);
+		if (BufferIsValid(probe.vmbuf))
+			ReleaseBuffer(probe.vmbuf);
+		table_close(probe.heap, NoLock);
+	}
 	/* Like GIN: VACUUM also empties the pending list. */
 	scipis_am_flush_pending(index, true);
 	if (stats == NULL)

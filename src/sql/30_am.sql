@@ -16,11 +16,12 @@ CREATE TYPE scipisquery (
 );
 COMMENT ON TYPE scipisquery IS 'A scipis query: its text, ranking (tfidf or bm25), match (any or all) and, optionally, the index whose tokenizer and statistics it uses';
 
--- STABLE, not IMMUTABLE: the index is named by OID, which a dump does not keep.
+-- IMMUTABLE so that the planner folds it to a constant (which binds to an
+-- index and which index scans take); the index is kept by OID.
 CREATE FUNCTION scipis_query(query text, ranking text DEFAULT 'tfidf', match text DEFAULT 'any',
                              index regclass DEFAULT NULL)
     RETURNS scipisquery
-    AS 'MODULE_PATHNAME', 'scipis_query_make' LANGUAGE C STABLE PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'scipis_query_make' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION scipis_query(text, text, text, regclass) IS
     'A query for the @@@ and <@> operators; name the index for sequential scans';
 
@@ -28,12 +29,22 @@ CREATE FUNCTION scipis_text_to_query(text) RETURNS scipisquery
     AS 'MODULE_PATHNAME', 'scipis_query_from_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE CAST (text AS scipisquery) WITH FUNCTION scipis_text_to_query(text) AS IMPLICIT;
 
+CREATE FUNCTION scipis_query_on(query scipisquery, index oid) RETURNS scipisquery
+    AS 'MODULE_PATHNAME', 'scipis_query_on' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION scipis_query_on(scipisquery, oid) IS
+    'the query bound to an index (kept when it names one already); the planner adds it';
+
+-- Binds a query that names no index to the index of its column, at plan time.
+CREATE FUNCTION scipis_op_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'scipis_op_support' LANGUAGE C STRICT;
 CREATE FUNCTION scipis_match_op(text, scipisquery) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'scipis_match_op' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'scipis_match_op' LANGUAGE C STABLE STRICT PARALLEL SAFE
+    SUPPORT scipis_op_support;
 -- Restricted: every process of a parallel scan would read the index's
 -- statistics at its own moment, and scores must not depend on which one.
 CREATE FUNCTION scipis_distance_op(text, scipisquery) RETURNS float8
-    AS 'MODULE_PATHNAME', 'scipis_distance_op' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+    AS 'MODULE_PATHNAME', 'scipis_distance_op' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+    SUPPORT scipis_op_support;
 
 CREATE OPERATOR @@@ (
     LEFTARG = text, RIGHTARG = scipisquery, FUNCTION = scipis_match_op,
