@@ -115,6 +115,19 @@ SELECT problem, detail FROM scipis_index_check('am_chk_body');
 SELECT * FROM scipis_index_check('am_chk');
 DROP TABLE am_chk;
 
+-- A scan with no condition (count(*) when only the index is allowed)
+-- lists every row, NULL values included.
+CREATE TABLE am_all (id int, body text);
+INSERT INTO am_all SELECT i, CASE WHEN i % 10 = 0 THEN NULL ELSE 'w' || i END FROM generate_series(1, 500) i;
+CREATE INDEX am_all_body ON am_all USING scipis (body) WITH (pending_limit = 64);
+INSERT INTO am_all SELECT i, 'late' FROM generate_series(501, 600) i;
+VACUUM am_all;
+SELECT count(*) FROM am_all;  -- enable_seqscan is off here
+SET enable_indexonlyscan = off;
+SELECT count(*) FROM am_all;
+RESET enable_indexonlyscan;
+DROP TABLE am_all;
+
 -- Expressions and partial indexes.
 CREATE TABLE am_tickets (id int, title text, body varchar(200), open bool);
 INSERT INTO am_tickets VALUES (1, 'Disk', 'full again', true), (2, 'Net', 'disk ok', false),

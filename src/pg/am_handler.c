@@ -27,8 +27,13 @@ scipis_am_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*selectivity = costs.indexSelectivity;
 	*correlation = 0;
 	*pages = costs.numIndexPages;
-	/* One ordering operator at a time: a second ORDER BY key needs a sort. */
-	if (list_length(path->indexorderbys) > 1)
+	/*
+	 * One ordering operator at a time: a second ORDER BY key needs a sort.
+	 * A scan with no condition and no ordering lists every entry (count(*)
+	 * through the index): correct, but never worth it against the table.
+	 */
+	if (list_length(path->indexorderbys) > 1 ||
+		(path->indexclauses == NIL && path->indexorderbys == NIL))
 	{
 		*startup = disable_cost;
 		*total = disable_cost;

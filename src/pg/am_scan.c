@@ -39,6 +39,8 @@ typedef struct ScipisScan
 	scipis_am_query *order;
 	bool		recheck;
 	bool		rest_needed;
+	bool		all_rows;		/* no key, no ordering: every entry */
+	IndexTuple	nulls;			/* what an index-only scan gets: no column is stored */
 	/* plain scan over @@@ */
 	uint64	   *tids;
 	size_t		ntids,
@@ -77,6 +79,16 @@ scipis_am_beginscan(Relation index, int nkeys, int norderbys)
 	MemoryContextCallback *cb;
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "scipis scan", ALLOCSET_DEFAULT_SIZES);
+	{
+		/*
+		 * The planner picks an index-only scan when a query needs no column
+		 * (count(*)); the executor then wants a tuple, whatever it holds.
+		 */
+		Datum		v = (Datum) 0;
+		bool		isnull = true;
+
+		so->nulls = index_form_tuple(RelationGetDescr(index), &v, &isnull);
+	}
 	cb = MemoryContextAlloc(so->cxt, sizeof(MemoryContextCallback));
 	cb->func = free_queries;
 	cb->arg = so;
@@ -137,6 +149,7 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 	so->has_last = false;
 	so->recheck = false;
 	so->rest_needed = true;
+	so->all_rows = scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0;
 
 	if (scan->numberOfOrderBys > 0)
 	{
@@ -246,6 +259,56 @@ view_matches(ScipisScan *so, const scipis_am_view *view, const scipis_am_reader 
 	}
 }
 
+/* A scan without conditions (count(*) through the index): every entry. */
+static void
+view_all(ScipisScan *so, const scipis_am_view *view, const scipis_am_reader *rd, void *arg,
+		 scipis_error *err, int *rc)
+{
+	size_t		cap = 1024;
+	int			i;
+	uint64		p;
+
+	so->tids = MemoryContextAllocHuge(so->cxt, sizeof(uint64) * cap);
+	so->ntids = 0;
+	for (i = 0; i <= view->nsegs; i++)
+	{
+		uint64_t   *tids = NULL;
+		size_t		n;
+
+		if (i < view->nsegs)
+		{
+			if (scipis_am_segment_tids(rd, &view->segs[i], &tids, &n, err) != 0)
+			{
+				*rc = -1;
+				return;
+			}
+		}
+		else
+		{
+			n = view->npending;
+			tids = malloc(sizeof(uint64) * Max(n, 1));
+			if (tids == NULL)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+			for (p = 0; p < n; p++)
+				if (scipis_am_entry_tid(view->pending[p], view->pending_len[p], &tids[p], err) != 0)
+				{
+					free(tids);
+					*rc = -1;
+					return;
+				}
+		}
+		if (so->ntids + n > cap)
+		{
+			while (so->ntids + n > cap)
+				cap *= 2;
+			so->tids = repalloc_huge(so->tids, sizeof(uint64) * cap);
+		}
+		memcpy(so->tids + so->ntids, tids, sizeof(uint64) * n);
+		so->ntids += n;
+		free(tids);
+	}
+}
+
 static void
 load_matches(IndexScanDesc scan)
 {
@@ -253,7 +316,9 @@ load_matches(IndexScanDesc scan)
 
 	if (so->matched_done)
 		return;
-	if (!so->empty && so->nkeys > 0)
+	if (so->all_rows)
+		with_view(scan, view_all, NULL);
+	else if (!so->empty && so->nkeys > 0)
 		with_view(scan, view_matches, NULL);
 	so->matched_done = true;
 }
@@ -336,6 +401,11 @@ scipis_am_gettuple(IndexScanDesc scan, ScanDirection dir)
 			return false;
 		scipis_am_key_tid(so->tids[so->pos++], &scan->xs_heaptid);
 		scan->xs_recheck = false;
+		if (scan->xs_want_itup)
+		{
+			scan->xs_itup = so->nulls;
+			scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+		}
 		return true;
 	}
 	if (so->empty)
@@ -350,6 +420,11 @@ scipis_am_gettuple(IndexScanDesc scan, ScanDirection dir)
 		so->has_last = true;
 		scipis_am_key_tid(h->tid, &scan->xs_heaptid);
 		scan->xs_recheck = so->recheck;
+		if (scan->xs_want_itup)
+		{
+			scan->xs_itup = so->nulls;
+			scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+		}
 		scan->xs_recheckorderby = false;
 		if (so->phase == PHASE_REST && h->is_null)
 		{
