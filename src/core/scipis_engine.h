@@ -476,6 +476,9 @@ scipis_am_query *scipis_am_query_new(const char *query, size_t len,
 									 scipis_ranking ranking, scipis_match match,
 									 scipis_error *err);
 void		scipis_am_query_free(scipis_am_query *q);
+/* Takes from's N, df and avgdl (a prepared query of the same text). */
+int			scipis_am_query_adopt(scipis_am_query *q, const scipis_am_query *from,
+								  scipis_error *err);
 /* Fixes N, df and avgdl from view; later calls keep the first ones. */
 int			scipis_am_query_prepare(scipis_am_query *q, const scipis_am_view *view,
 									const scipis_am_reader *rd, scipis_error *err);

@@ -26,6 +26,9 @@
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "access/xact.h"
+#include "storage/proc.h"
 #include "utils/rel.h"
 
 #include "scipis_pg.h"
@@ -269,6 +272,91 @@ index_for(const ScipisQuery *q)
 	return found;
 }
 
+/*
+ * One statement's statistics per (index, query): the index scan and the
+ * operators evaluated row by row in the same statement (the ORDER BY
+ * expression, a recheck) score with the same N, df and avgdl, read once.
+ */
+#define SHARED_SLOTS 8
+typedef struct SharedStats
+{
+	Oid			index;
+	LocalTransactionId lxid;
+	TimestampTz stmt;
+	ScipisQuery *q;
+	scipis_am_query *eq;
+} SharedStats;
+
+static SharedStats shared[SHARED_SLOTS];
+static int	shared_next;
+
+static bool
+same_text(const ScipisQuery *a, const ScipisQuery *b)
+{
+	return a->ranking == b->ranking && a->match == b->match &&
+		ScipisQueryTextLen(a) == ScipisQueryTextLen(b) &&
+		memcmp(a->text, b->text, ScipisQueryTextLen(a)) == 0;
+}
+
+/* q with this statement's statistics of index (prepared once per statement). */
+void
+scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query *into)
+{
+	TimestampTz stmt = GetCurrentStatementStartTimestamp();
+	LocalTransactionId lxid = MyProc->lxid;
+	SharedStats *slot = NULL;
+	scipis_error err;
+	int			i;
+
+	for (i = 0; i < SHARED_SLOTS; i++)
+	{
+		SharedStats *s = &shared[i];
+
+		if (s->eq && s->index == RelationGetRelid(index) && s->lxid == lxid && s->stmt == stmt &&
+			same_text(s->q, q))
+		{
+			slot = s;
+			break;
+		}
+	}
+	if (slot == NULL)
+	{
+		ScipisMeta	meta;
+		scipis_am_view view;
+		scipis_am_reader rd;
+		ScipisReadCtx ctx;
+		int			rc;
+		scipis_am_query *eq;
+
+		LockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
+		scipis_am_read_meta(index, &meta);
+		eq = scipis_am_open_query(q, meta.delimiter);
+		scipis_am_view_read(index, &meta, &view, NULL, NULL);
+		scipis_am_reader_init(&rd, &ctx, index);
+		rc = scipis_am_query_prepare(eq, &view, &rd, &err);
+		UnlockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
+		if (rc != 0)
+		{
+			scipis_am_query_free(eq);
+			scipis_am_fail(&ctx, &err, index);
+		}
+		slot = &shared[shared_next];
+		shared_next = (shared_next + 1) % SHARED_SLOTS;
+		if (slot->eq)
+			scipis_am_query_free(slot->eq);
+		if (slot->q)
+			pfree(slot->q);
+		slot->eq = eq;
+		slot->q = MemoryContextAlloc(TopMemoryContext, VARSIZE(q));
+		memcpy(slot->q, q, VARSIZE(q));
+		slot->index = RelationGetRelid(index);
+		slot->lxid = lxid;
+		slot->stmt = stmt;
+	}
+	if (scipis_am_query_adopt(into, slot->eq, &err) != 0)
+		scipis_raise(&err);
+}
+
 typedef struct OpCache
 {
 	ScipisQuery *q;
@@ -326,20 +414,7 @@ op_cache(FunctionCallInfo fcinfo, ScipisQuery *q, bool want_stats)
 	c->eq = scipis_am_open_query(q, meta.delimiter);
 	if (want_stats)
 	{
-		scipis_am_view view;
-		scipis_am_reader rd;
-		ScipisReadCtx ctx;
-		scipis_error err;
-		int			rc;
-
-		LockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
-		scipis_am_read_meta(index, &meta);
-		scipis_am_view_read(index, &meta, &view, NULL, NULL);
-		scipis_am_reader_init(&rd, &ctx, index);
-		rc = scipis_am_query_prepare(c->eq, &view, &rd, &err);
-		UnlockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
-		if (rc != 0)
-			scipis_am_fail(&ctx, &err, index);
+		scipis_am_statement_stats(index, q, c->eq);
 		c->prepared = true;
 	}
 	index_close(index, AccessShareLock);

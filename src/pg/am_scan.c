@@ -18,7 +18,7 @@
 
 #include "scipis_pg.h"
 
-#define FIRST_ROUND 100
+#define FIRST_ROUND 10
 #define ROUND_GROWTH 8
 
 typedef enum
@@ -37,6 +37,7 @@ typedef struct ScipisScan
 	int			nkeys;
 	scipis_am_query **keys;
 	scipis_am_query *order;
+	ScipisQuery *order_q;
 	bool		recheck;
 	bool		rest_needed;
 	bool		all_rows;		/* no key, no ordering: every entry */
@@ -139,6 +140,7 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 	so->keys = palloc0(sizeof(scipis_am_query *) * Max(scan->numberOfKeys, 1));
 	so->nkeys = 0;
 	so->order = NULL;
+	so->order_q = NULL;
 	so->tids = NULL;
 	so->ntids = so->pos = 0;
 	so->matched_done = false;
@@ -161,6 +163,7 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 		{
 			order_q = DatumGetScipisQuery(ob->sk_argument);
 			so->order = scipis_am_open_query(order_q, so->meta.delimiter);
+			so->order_q = order_q;
 		}
 	}
 	for (i = 0; i < scan->numberOfKeys; i++)
@@ -362,7 +365,11 @@ next_round(IndexScanDesc scan)
 		if (so->phase == PHASE_DONE)
 			return false;
 		if (so->phase == PHASE_START)
+		{
 			so->phase = PHASE_RANKED;
+			/* The statistics the operators of this statement use too. */
+			scipis_am_statement_stats(scan->indexRelation, so->order_q, so->order);
+		}
 		else if (so->nhits < so->round)
 		{
 			/* The last round came back short: this phase is over. */

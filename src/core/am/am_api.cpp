@@ -141,6 +141,10 @@ scipis_am_query* scipis_am_query_new(const char* query, size_t len, const unsign
 
 void scipis_am_query_free(scipis_am_query* q) { delete q; }
 
+int scipis_am_query_adopt(scipis_am_query* q, const scipis_am_query* from, scipis_error* err) {
+  return guarded(err, [&] { q->q.adopt(from->q); });
+}
+
 int scipis_am_query_prepare(scipis_am_query* q, const scipis_am_view* view, const scipis_am_reader* rd,
                             scipis_error* err) {
   return guarded(err, [&] { q->q.prepare(*view, *rd); });

@@ -48,6 +48,17 @@ void AmQuery::prepare(const scipis_am_view& view, const scipis_am_reader& rd) {
   prepared_ = true;
 }
 
+void AmQuery::adopt(const AmQuery& from) {
+  if (!from.prepared_ || from.terms_.size() != terms_.size() || from.ranking_ != ranking_)
+    fail(SCIPIS_E_INTERNAL, "query statistics taken from another query");
+  for (size_t t = 0; t < terms_.size(); t++)
+    if (from.terms_[t].term != terms_[t].term || from.terms_[t].qf != terms_[t].qf)
+      fail(SCIPIS_E_INTERNAL, "query statistics taken from another query");
+  avgdl_ = from.avgdl_;
+  idf_ = from.idf_;
+  prepared_ = true;
+}
+
 template <typename F>
 void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
   const size_t nt = terms_.size();

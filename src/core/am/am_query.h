@@ -21,6 +21,7 @@ class AmQuery {
   AmQuery(const unsigned char delimiter[256], std::string_view query, scipis_ranking ranking,
           scipis_match match);
   void prepare(const scipis_am_view& view, const scipis_am_reader& rd);
+  void adopt(const AmQuery& from);
   void ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
               double after_score, uint64_t after_tid);
   void rest(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
