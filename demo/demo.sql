@@ -9,6 +9,12 @@ SELECT files, bytes, tokens, terms, segments, round(seconds::numeric, 3) AS seco
        round(mib_per_s::numeric, 1) AS mib_per_s, skipped
 FROM scipis_index('loghub');
 
+\echo '== or as a background job: queue it, then wait for it and look at scipis_jobs'
+SELECT job FROM scipis_index('loghub', wait => false) \gset
+SELECT scipis_wait_job(:job, timeout => '5 minutes') AS state;
+SELECT id, target, state, files_done, files_total, bytes_done, bytes_total, attempts, error
+FROM scipis_jobs ORDER BY id;
+
 \echo '== top 5 files for "error" (TF-IDF)'
 SELECT regexp_replace(path, '.*/', '') AS file, round(score::numeric, 4) AS score, size
 FROM scipis_search('error', k => 5);

@@ -11,4 +11,5 @@ trap 'rm -rf "$sample"' EXIT
 cp -r data/loghub-2k "$sample/"
 chmod -R a+rX "$sample"
 export SCIPIS_SAMPLE="$sample/loghub-2k"
-pg_virtualenv -t psql -X -q -v ON_ERROR_STOP=1 -P pager=off -f demo/demo.sql
+# Preloaded: the launcher runs queued and scheduled jobs (README, "Jobs").
+pg_virtualenv -o shared_preload_libraries=scipis -t psql -X -q -v ON_ERROR_STOP=1 -P pager=off -f demo/demo.sql

@@ -82,6 +82,34 @@ typedef struct scipis_build scipis_build;
  */
 scipis_build *scipis_build_start(const char *dir, const char *root,
 								 const scipis_options *opts, scipis_error *err);
+/* Flags of scipis_build_start_ex. */
+#define SCIPIS_BUILD_COUNT_BYTES 1	/* the walk sums the sizes it finds (a statx each) */
+scipis_build *scipis_build_start_ex(const char *dir, const char *root,
+									const scipis_options *opts, int flags,
+									scipis_error *err);
+
+/* Where a running build is; every counter only grows. */
+typedef enum scipis_build_phase
+{
+	SCIPIS_PHASE_CRAWLING,		/* walking, no file indexed yet */
+	SCIPIS_PHASE_INDEXING,		/* reading and indexing (the walk may go on) */
+	SCIPIS_PHASE_FLUSHING		/* every file read: the last segments are written */
+} scipis_build_phase;
+
+typedef struct scipis_build_progress
+{
+	uint64_t	files_found;	/* regular files the walk has handed out */
+	uint64_t	bytes_found;	/* their sizes (with SCIPIS_BUILD_COUNT_BYTES) */
+	uint64_t	files_done;		/* indexed */
+	uint64_t	bytes_done;		/* read */
+	uint64_t	skipped;
+	int			crawl_done;		/* the walk has ended: found are the totals */
+	int			phase;			/* scipis_build_phase */
+	double		seconds;
+} scipis_build_progress;
+
+/* Safe to call at any time between start and finish, from the owning thread. */
+void		scipis_build_get_progress(scipis_build *b, scipis_build_progress *p);
 /* Waits up to timeout_ms; returns 1 when the build has finished. */
 int			scipis_build_wait(scipis_build *b, int timeout_ms);
 /* Asks the threads to stop; scipis_build_wait then returns promptly. */

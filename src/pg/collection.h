@@ -20,6 +20,7 @@ typedef struct ScipisCollection
 void		scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts);
 
 /* Registry access (registry.c). */
+Oid			scipis_extension_schema(void);
 ScipisCollection *scipis_collection_get(const char *name, bool missing_ok);
 List	   *scipis_collection_all(void);
 void		scipis_collection_insert(const char *name, const char *root, Jsonb *options);

@@ -5,13 +5,14 @@
 
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/timestamp.h"
 #include "collection.h"
 
 static const char *const option_names[] = {
 	"include", "exclude", "follow_symlinks", "tokenizer", "delimiters",
 	"reader_threads", "indexer_threads", "writer_threads", "block_size",
 	"path_index_size", "tfidf_index_size", "index_depth", "split_factor",
-	"direct_io", NULL
+	"direct_io", "refresh_interval", NULL
 };
 
 static void
@@ -156,6 +157,25 @@ glob_list(const char *key, Jsonb *jb, JsonbValue *v, const char *const **out, in
 	*n = count;
 }
 
+/*
+ * The launcher queues an index job at this interval (launcher.c); not an
+ * option of the engine. At least a second, so that a typo cannot make the
+ * scheduler queue a job on every pass.
+ */
+static void
+refresh_interval(const char *key, JsonbValue *v)
+{
+	char	   *s = string_value(key, v);
+	Interval   *iv;
+	double		secs;
+
+	iv = DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(s),
+											   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+	secs = iv->time / 1e6 + iv->day * 86400.0 + iv->month * 30.0 * 86400.0;
+	if (secs < 1)
+		bad_value(key, "an interval of at least 1 second, such as \"1 hour\"");
+}
+
 void
 scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 {
@@ -187,7 +207,7 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unknown collection option \"%s\"", key),
-						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor and direct_io.")));
+						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor, direct_io and refresh_interval.")));
 			continue;
 		}
 		if (tok != WJB_VALUE)
@@ -204,6 +224,8 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 			opts->follow_symlinks = bool_value(key, &v);
 		else if (strcmp(key, "direct_io") == 0)
 			opts->direct_io = bool_value(key, &v);
+		else if (strcmp(key, "refresh_interval") == 0)
+			refresh_interval(key, &v);
 		else if (strcmp(key, "tokenizer") == 0)
 		{
 			char	   *name = string_value(key, &v);

@@ -26,8 +26,8 @@
 #include "utils/lsyscache.h"
 
 /* PostgreSQL 15 does not export get_extension_schema(). */
-static Oid
-extension_schema(void)
+Oid
+scipis_extension_schema(void)
 {
 	Relation	rel;
 	ScanKeyData key;
@@ -54,7 +54,7 @@ extension_schema(void)
 static const char *
 registry_table(void)
 {
-	char	   *schema = get_namespace_name(extension_schema());
+	char	   *schema = get_namespace_name(scipis_extension_schema());
 
 	return psprintf("%s.scipis_collection", quote_identifier(schema));
 }
@@ -107,7 +107,7 @@ fetch(const char *where, Datum arg)
 ScipisCollection *
 scipis_collection_get(const char *name, bool missing_ok)
 {
-	Oid			schema = extension_schema();
+	Oid			schema = scipis_extension_schema();
 	Oid			relid = get_relname_relid("scipis_collection", schema);
 	Oid			indid = get_relname_relid("scipis_collection_name_key", schema);
 	Relation	rel;

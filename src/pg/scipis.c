@@ -1,5 +1,6 @@
 /* Module entry: the GUCs, the data directory and the privilege rule. */
 #include "scipis_pg.h"
+#include "jobs.h"
 
 #include <sys/stat.h>
 
@@ -31,6 +32,7 @@ _PG_init(void)
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
+	scipis_jobs_init();
 	MarkGUCPrefixReserved("scipis");
 	scipis_files_scan_init();
 	scipis_am_options_init();

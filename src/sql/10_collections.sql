@@ -27,10 +27,12 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'scipis_drop_collection'
 LANGUAGE C VOLATILE STRICT;
 
-CREATE FUNCTION scipis_index(name text,
+-- Runs in a background worker (src/sql/40_jobs.sql): wait => false returns
+-- at once with only the job's id set.
+CREATE FUNCTION scipis_index(name text, wait boolean DEFAULT true,
     OUT files bigint, OUT bytes bigint, OUT tokens bigint, OUT terms bigint,
     OUT segments bigint, OUT seconds double precision,
-    OUT mib_per_s double precision, OUT skipped bigint)
+    OUT mib_per_s double precision, OUT skipped bigint, OUT job bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'scipis_index_collection'
 LANGUAGE C VOLATILE;

@@ -118,6 +118,12 @@ void coordinate(scipis_build* b) {
 extern "C" scipis_build* scipis_build_start(const char* dir, const char* root,
                                             const scipis_options* opts,
                                             scipis_error* err) {
+  return scipis_build_start_ex(dir, root, opts, 0, err);
+}
+
+extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root,
+                                               const scipis_options* opts, int flags,
+                                               scipis_error* err) {
   scipis_build* result = nullptr;
   guarded(err, [&] {
     if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
@@ -151,6 +157,7 @@ extern "C" scipis_build* scipis_build_start(const char* dir, const char* root,
     b->cfg.opts.include = nullptr;
     b->cfg.opts.exclude = nullptr;
     b->cfg.rules.follow_symlinks = opts->follow_symlinks != 0;
+    b->cfg.count_found_bytes = (flags & SCIPIS_BUILD_COUNT_BYTES) != 0;
     b->next.split_factor = static_cast<uint32_t>(opts->split_factor);
     b->next.indexers = static_cast<uint32_t>(b->cfg.opts.indexer_threads);
     std::memcpy(b->next.delimiter, opts->delimiter, 256);
@@ -182,6 +189,22 @@ extern "C" int scipis_build_wait(scipis_build* b, int timeout_ms) {
 }
 
 extern "C" void scipis_build_cancel(scipis_build* b) { b->pipeline->stop(); }
+
+extern "C" void scipis_build_get_progress(scipis_build* b, scipis_build_progress* p) {
+  const Pipeline& pl = *b->pipeline;
+  // Done counters first: read before the found ones, they never exceed them.
+  p->files_done = pl.totals().files.load();
+  p->bytes_done = pl.totals().bytes.load();
+  p->skipped = pl.totals().skipped.load();
+  p->crawl_done = pl.found().done.load() ? 1 : 0;
+  p->files_found = std::max(pl.found().files.load(), p->files_done);
+  p->bytes_found = pl.found().count_bytes ? std::max(pl.found().bytes.load(), p->bytes_done) : 0;
+  p->phase = pl.reading_done() ? SCIPIS_PHASE_FLUSHING
+             : p->files_done || p->bytes_done ? SCIPIS_PHASE_INDEXING
+                                              : SCIPIS_PHASE_CRAWLING;
+  p->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+}
 
 extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
                                    scipis_error* err) {

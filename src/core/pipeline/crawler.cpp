@@ -149,6 +149,13 @@ void Crawler::run(std::atomic<uint64_t>& skipped) {
           std::string rel = w.rel.empty() ? n : w.rel + "/" + n;
           if (excluded(rel, n) || !included(rel, n)) continue;
         }
+        if (found_.count_bytes) {
+          struct statx sx;
+          if (::statx(dir->fd, cname, AT_STATX_DONT_SYNC | (via_symlink ? 0 : AT_SYMLINK_NOFOLLOW),
+                      STATX_SIZE, &sx) == 0)
+            found_.bytes.fetch_add(sx.stx_size, std::memory_order_relaxed);
+        }
+        found_.files.fetch_add(1, std::memory_order_relaxed);
         batch.add(name, via_symlink);
         if (batch.files.size() == FileBatch::kMaxFiles) {
           if (!out_.push(std::move(batch))) return;

@@ -54,11 +54,20 @@ struct CrawlRules {
   bool follow_symlinks = false;
 };
 
+// What the walk has found so far, for progress reports. Sizes cost a statx
+// per file (the readers fstat again on the open descriptor), so they are
+// counted only when asked for.
+struct CrawlCounters {
+  std::atomic<uint64_t> files{0}, bytes{0};
+  std::atomic<bool> done{false};
+  bool count_bytes = false;
+};
+
 class Crawler {
  public:
   Crawler(std::string root, CrawlRules rules, BoundedQueue<FileBatch>& out,
-          const std::atomic<bool>& stop)
-      : root_(std::move(root)), rules_(std::move(rules)), out_(out), stop_(stop) {}
+          const std::atomic<bool>& stop, CrawlCounters& found)
+      : root_(std::move(root)), rules_(std::move(rules)), out_(out), stop_(stop), found_(found) {}
   // Runs the walk; counts entries it could not read in skipped.
   void run(std::atomic<uint64_t>& skipped);
 
@@ -70,6 +79,7 @@ class Crawler {
   CrawlRules rules_;
   BoundedQueue<FileBatch>& out_;
   const std::atomic<bool>& stop_;
+  CrawlCounters& found_;
 };
 
 // A glob without '/' matches an entry's name; one with '/' matches the path

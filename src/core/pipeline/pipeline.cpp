@@ -37,6 +37,7 @@ Pipeline::Pipeline(PipelineConfig cfg)
       files_(kFileBatches, &stop_),
       free_indexers_(static_cast<size_t>(cfg_.opts.indexer_threads), &stop_),
       to_writer_(static_cast<size_t>(cfg_.opts.writer_threads), &stop_) {
+  found_.count_bytes = cfg_.count_found_bytes;
   for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
     // A short queue per indexer: an indexer busy serialising a flush holds
     // few buffers, and the shared pool keeps feeding the others.
@@ -104,7 +105,8 @@ void Pipeline::run() {
     };
   };
   std::thread crawler(guard([this] {
-    Crawler(cfg_.root, cfg_.rules, files_, stop_).run(totals_.skipped);
+    Crawler(cfg_.root, cfg_.rules, files_, stop_, found_).run(totals_.skipped);
+    found_.done.store(!stop_.load());
   }));
   std::vector<std::thread> readers, indexers, writers;
   for (int i = 0; i < o.reader_threads; i++)
@@ -118,6 +120,7 @@ void Pipeline::run() {
   files_.close();
   for (auto& t : readers) t.join();
   for (auto& q : to_indexer_) q->close();
+  reading_done_.store(true);
   for (auto& t : indexers) t.join();
   to_writer_.close();
   for (auto& t : writers) t.join();

@@ -28,6 +28,7 @@ struct PipelineConfig {
   std::string gen_dir;  // where this build's segments go
   CrawlRules rules;
   scipis_options opts;  // thread counts resolved (no zeros)
+  bool count_found_bytes = false;  // CrawlCounters::count_bytes
 };
 
 struct PipelineTotals {
@@ -49,6 +50,9 @@ class Pipeline {
   bool stopped() const { return stop_.load(); }
   const std::atomic<bool>& stop_flag() const { return stop_; }
   const PipelineTotals& totals() const { return totals_; }
+  const CrawlCounters& found() const { return found_; }
+  // 1 once every file has been read and indexed (the last flushes remain).
+  bool reading_done() const { return reading_done_.load(); }
   std::vector<SegmentRef> segments() const;
   // Distinct terms over every indexer's input (a HyperLogLog estimate).
   uint64_t distinct_terms() const;
@@ -75,6 +79,8 @@ class Pipeline {
   Tokenizer tokenizer_;
   std::atomic<bool> stop_{false};
   PipelineTotals totals_;
+  CrawlCounters found_;
+  std::atomic<bool> reading_done_{false};
   uint64_t pack_limit_;  // files of at most this many bytes are packed
   BoundedQueue<FileBatch> files_;
   BoundedQueue<int> free_indexers_;

@@ -1,0 +1,317 @@
+/*
+ * The SQL side of jobs: scipis_index (queued, or run in a worker while the
+ * caller waits), scipis_cancel_job, scipis_wait_job and scipis_run_jobs.
+ */
+#include "jobs.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/latch.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(scipis_index_collection);
+PG_FUNCTION_INFO_V1(scipis_cancel_job);
+PG_FUNCTION_INFO_V1(scipis_wait_job);
+PG_FUNCTION_INFO_V1(scipis_run_jobs);
+
+/* Whatever ends the caller's wait (an error, a cancel, its exit) cancels the job. */
+static void
+caller_detached(dsm_segment *seg, Datum arg)
+{
+	ScipisWaitedJob *w = (ScipisWaitedJob *) DatumGetPointer(arg);
+
+	pg_atomic_write_u32(&w->caller_gone, 1);
+}
+
+static dsm_segment *
+waited_segment(const ScipisCollection *c)
+{
+	char	   *options = JsonbToCString(NULL, &c->options->root, VARSIZE(c->options));
+	char	   *dir = scipis_collection_dir(c);
+	const char *parts[4] = {c->name, c->root, options, dir};
+	Size		size = offsetof(ScipisWaitedJob, strings);
+	dsm_segment *seg;
+	ScipisWaitedJob *w;
+	char	   *p;
+
+	for (int i = 0; i < 4; i++)
+		size += strlen(parts[i]) + 1;
+	seg = dsm_create(size, 0);
+	w = dsm_segment_address(seg);
+	memset(w, 0, offsetof(ScipisWaitedJob, strings));
+	w->database = MyDatabaseId;
+	w->role = GetUserId();
+	w->collection_id = c->id;
+	pg_atomic_init_u32(&w->caller_gone, 0);
+	pg_atomic_init_u32(&w->state, WAITED_STARTING);
+	p = w->strings;
+	for (int i = 0; i < 4; i++)
+	{
+		size_t		n = strlen(parts[i]) + 1;
+
+		memcpy(p, parts[i], n);
+		p += n;
+	}
+	return seg;
+}
+
+/* Runs the build in a worker and waits; raises its error as its own. */
+static int64
+run_waited(const ScipisCollection *c, scipis_build_stats *stats)
+{
+	dsm_segment *seg = waited_segment(c);
+	ScipisWaitedJob *w = dsm_segment_address(seg);
+	BackgroundWorker bw = {0};
+	BackgroundWorkerHandle *handle;
+	Oid			none = InvalidOid;
+	int64		job;
+
+	on_dsm_detach(seg, caller_detached, PointerGetDatum(w));
+	bw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bw.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(bw.bgw_library_name, "scipis", BGW_MAXLEN);
+	strlcpy(bw.bgw_function_name, "scipis_job_worker_main", BGW_MAXLEN);
+	snprintf(bw.bgw_name, BGW_MAXLEN, "scipis job");
+	snprintf(bw.bgw_type, BGW_MAXLEN, "scipis job");
+	bw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
+	memcpy(bw.bgw_extra, &none, sizeof(Oid));
+	bw.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&bw, &handle))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("could not start a scipis job worker"),
+				 errhint("Raise max_worker_processes, or queue the job with wait => false.")));
+	for (;;)
+	{
+		pid_t		pid;
+
+		if (pg_atomic_read_u32(&w->state) == WAITED_DONE)
+			break;
+		if (GetBackgroundWorkerPid(handle, &pid) == BGWH_STOPPED)
+		{
+			pg_read_barrier();
+			if (pg_atomic_read_u32(&w->state) == WAITED_DONE)
+				break;
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("the scipis job worker exited before the job ended"),
+					 errhint("See the server log; the job (if it was queued) shows in scipis_jobs.")));
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pg_read_barrier();
+	cancel_on_dsm_detach(seg, caller_detached, PointerGetDatum(w));
+	job = w->job_id;
+	if (w->sqlerrcode != 0)
+	{
+		int			code = w->sqlerrcode;
+		char	   *message = pstrdup(w->message);
+		char	   *detail = w->detail[0] ? pstrdup(w->detail) : NULL;
+		char	   *hint = w->hint[0] ? pstrdup(w->hint) : NULL;
+
+		dsm_detach(seg);
+		ereport(ERROR,
+				(errcode(code),
+				 errmsg_internal("%s", message),
+				 detail ? errdetail_internal("%s", detail) : 0,
+				 hint ? errhint("%s", hint) : 0));
+	}
+	*stats = w->stats;
+	dsm_detach(seg);
+	return job;
+}
+
+Datum
+scipis_index_collection(PG_FUNCTION_ARGS)
+{
+	ScipisCollection *c;
+	scipis_options opts;
+	scipis_build_stats stats;
+	TupleDesc	desc;
+	Datum		values[9];
+	bool		nulls[9] = {0};
+	double		mib;
+	bool		wait = PG_ARGISNULL(1) ? true : PG_GETARG_BOOL(1);
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("collection name must not be null")));
+	c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	scipis_require_read_server_files("index a scipis collection");
+	scipis_require_read(c);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "scipis_index must return a row");
+	desc = BlessTupleDesc(desc);
+	/* Bad options fail here, not later in the worker. */
+	scipis_options_from_jsonb(c->options, &opts);
+
+	if (!wait)
+	{
+		for (int i = 0; i < 8; i++)
+			nulls[i] = true;
+		values[8] = Int64GetDatum(scipis_job_insert(c, GetUserId(), false, false, -1, -1));
+		scipis_start_runner_at_commit();
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+	}
+
+	values[8] = Int64GetDatum(run_waited(c, &stats));
+	scipis_index_forget(c);
+	mib = stats.seconds > 0 ? (double) stats.bytes / (1024.0 * 1024.0) / stats.seconds : 0;
+	values[0] = Int64GetDatum((int64) stats.files);
+	values[1] = Int64GetDatum((int64) stats.bytes);
+	values[2] = Int64GetDatum((int64) stats.tokens);
+	values[3] = Int64GetDatum((int64) stats.terms);
+	values[4] = Int64GetDatum((int64) stats.segments);
+	values[5] = Float8GetDatum(stats.seconds);
+	values[6] = Float8GetDatum(mib);
+	values[7] = Int64GetDatum((int64) stats.skipped);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+static ScipisJobRow *
+job_or_error(int64 id)
+{
+	ScipisJobRow *row = scipis_job_read_latest(id);
+
+	if (row == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("scipis job " INT64_FORMAT " does not exist", id)));
+	return row;
+}
+
+static bool
+finished(const char *state)
+{
+	return strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
+		strcmp(state, "canceled") == 0;
+}
+
+/* The submitter, the collection's owner and superusers may cancel. */
+static void
+require_may_cancel(const ScipisJobRow *row)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(row->collection_id)};
+	Oid			owner;
+
+	if (has_privs_of_role(GetUserId(), row->submitted_by))
+		return;
+	owner = (Oid) scipis_job_query_int8(psprintf("SELECT owner::oid::int8 FROM %s.scipis_collection WHERE id = $1",
+												 quote_identifier(get_namespace_name(scipis_extension_schema()))),
+										1, types, values);
+	if (OidIsValid(owner) && has_privs_of_role(GetUserId(), owner))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to cancel scipis job " INT64_FORMAT, row->id),
+			 errdetail("Only the role that submitted it, the owner of its collection and superusers may cancel it.")));
+}
+
+/*
+ * A queued job is canceled at once; a running one is asked to stop and
+ * stops within a second of this transaction's commit. False when the job
+ * had already ended.
+ */
+Datum
+scipis_cancel_job(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	ScipisJobRow *row = job_or_error(id);
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+
+	require_may_cancel(row);
+	if (finished(row->state))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(scipis_job_query_int8(psprintf("UPDATE %s SET cancel_requested = true,"
+												  " state = CASE WHEN state = 'queued' AND NOT waited"
+												  " THEN 'canceled' ELSE state END,"
+												  " finished = CASE WHEN state = 'queued' AND NOT waited"
+												  " THEN now() END"
+												  " WHERE id = $1 AND state IN ('queued', 'running')"
+												  " RETURNING 1::int8", scipis_job_table()),
+										 1, types, values) != 0);
+}
+
+/* Waits until the job ends (or the timeout passes); returns its state. */
+Datum
+scipis_wait_job(PG_FUNCTION_ARGS)
+{
+	int64		id;
+	TimestampTz deadline = 0;
+	ScipisJobRow *row;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("job id must not be null")));
+	id = PG_GETARG_INT64(0);
+	if (!PG_ARGISNULL(1))
+	{
+		Interval   *iv = PG_GETARG_INTERVAL_P(1);
+		double		secs = iv->time / 1e6 + (iv->day + iv->month * 30.0) * 86400.0;
+
+		if (secs < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("timeout must not be negative")));
+		deadline = GetCurrentTimestamp() + (TimestampTz) Min(secs * 1e6, 1e15);
+	}
+	for (;;)
+	{
+		row = job_or_error(id);
+		if (finished(row->state))
+			break;
+		if (deadline != 0 && GetCurrentTimestamp() >= deadline)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(row->state));
+}
+
+/* Queues interrupted jobs again and starts a worker at commit. */
+Datum
+scipis_run_jobs(PG_FUNCTION_ARGS)
+{
+	int64		queued;
+
+	scipis_jobs_recover();
+	queued = scipis_jobs_queued();
+	if (queued > 0)
+		scipis_start_runner_at_commit();
+	PG_RETURN_INT64(queued);
+}
+
+/* Dropping a collection cancels its jobs (the running ones stop at commit). */
+void
+scipis_jobs_cancel_collection(int64 collection_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(collection_id)};
+
+	scipis_job_exec(psprintf("UPDATE %s SET cancel_requested = true,"
+							 " state = CASE WHEN state = 'queued' AND NOT waited THEN 'canceled' ELSE state END,"
+							 " finished = CASE WHEN state = 'queued' AND NOT waited THEN now() END,"
+							 " error_message = 'its collection was dropped'"
+							 " WHERE collection_id = $1 AND state IN ('queued', 'running')",
+							 scipis_job_table()),
+					1, types, values);
+}

@@ -1,0 +1,93 @@
+/*
+ * Jobs: scipis_index runs in background workers. The table scipis_job
+ * holds every job (job_table.c); a worker runs either one job a caller
+ * waits on (its parameters and result in a DSM segment) or, as a queue
+ * runner, the queued jobs of its database one after another
+ * (job_worker.c); with shared_preload_libraries a launcher starts a
+ * scheduler per database that queues scheduled jobs and resumes those a
+ * restart interrupted (launcher.c).
+ */
+#ifndef SCIPIS_JOBS_H
+#define SCIPIS_JOBS_H
+
+#include "collection.h"
+
+#include "port/atomics.h"
+#include "storage/dsm.h"
+
+/* GUCs (launcher.c). */
+extern int	scipis_max_workers;
+extern int	scipis_max_threads;
+extern int	scipis_scheduler_naptime;
+extern bool scipis_preloaded;
+
+/* Advisory lock spaces (field3 of the locktag). */
+#define SCIPIS_LOCK_COLLECTION	1935894889u /* one build of a collection at a time */
+#define SCIPIS_LOCK_JOB			1935894890u /* held by the worker running a job */
+#define SCIPIS_LOCK_SLOT		1935894891u /* scipis.max_workers, cluster-wide */
+#define SCIPIS_LOCK_THREAD		1935894892u /* scipis.max_threads, cluster-wide */
+#define SCIPIS_LOCK_SCHEDULER	1935894893u /* one scheduler per database */
+
+/* A job one caller waits on: written by both sides, read under barriers. */
+typedef struct ScipisWaitedJob
+{
+	Oid			database;
+	Oid			role;
+	int64		collection_id;
+	pg_atomic_uint32 caller_gone;	/* the caller canceled or left */
+	pg_atomic_uint32 state;		/* WAITED_* */
+	int64		job_id;
+	scipis_build_stats stats;
+	int			sqlerrcode;
+	char		message[1024];
+	char		detail[1024];
+	char		hint[512];
+	/* name, root, options (jsonb text), dir: NUL-terminated, in this order */
+	char		strings[FLEXIBLE_ARRAY_MEMBER];
+} ScipisWaitedJob;
+
+#define WAITED_STARTING 0
+#define WAITED_QUEUED	1			/* job_id is set */
+#define WAITED_DONE		2			/* stats or the error are set */
+
+/* job_table.c: rows of scipis_job, written as the bootstrap superuser. */
+typedef struct ScipisJobRow
+{
+	int64		id;
+	char	   *target;
+	int64		collection_id;
+	char	   *state;
+	Oid			submitted_by;
+	bool		cancel_requested;
+	int			attempts;
+} ScipisJobRow;
+
+const char *scipis_job_table(void);
+int64		scipis_job_insert(const ScipisCollection *c, Oid role, bool waited,
+							  bool scheduled, int64 expected_files, int64 expected_bytes);
+ScipisJobRow *scipis_job_read_latest(int64 id);
+void		scipis_job_exec(const char *sql, int nargs, Oid *types, Datum *values);
+/* The first column of the first row (0 without one). */
+int64		scipis_job_query_int8(const char *sql, int nargs, Oid *types, Datum *values);
+/* Jobs whose worker is gone (its job lock is free) are queued again. */
+int64		scipis_jobs_recover(void);
+int64		scipis_jobs_queued(void);
+
+/* Session-level advisory locks outside any transaction's life. */
+bool		scipis_lock_try(uint32 space, Oid database, uint32 key);
+void		scipis_lock_release(uint32 space, Oid database, uint32 key);
+
+/* job_sql.c */
+void		scipis_jobs_cancel_collection(int64 collection_id);
+
+/* job_worker.c */
+void		scipis_start_runner_at_commit(void);
+bool		scipis_start_runner(Oid database);
+PGDLLEXPORT void scipis_job_worker_main(Datum arg);
+
+/* launcher.c */
+void		scipis_jobs_init(void);
+PGDLLEXPORT void scipis_launcher_main(Datum arg);
+PGDLLEXPORT void scipis_scheduler_main(Datum arg);
+
+#endif

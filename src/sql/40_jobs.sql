@@ -1,0 +1,92 @@
+-- Jobs: indexing runs in background workers (README "Jobs"). A job is a
+-- row written by the workers in their own transactions, so it survives
+-- restarts; only SELECT through the view is granted, the functions check
+-- the caller's privileges and write the table themselves.
+CREATE TABLE scipis_job (
+    id              bigserial PRIMARY KEY,
+    target          text NOT NULL,
+    collection_id   bigint,             -- scipis_collection.id for collection jobs
+    kind            text NOT NULL CHECK (kind IN ('index')),
+    state           text NOT NULL DEFAULT 'queued'
+                    CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
+    phase           text CHECK (phase IN ('crawling', 'indexing', 'flushing', 'committing')),
+    files_done      bigint NOT NULL DEFAULT 0,
+    bytes_done      bigint NOT NULL DEFAULT 0,
+    files_found     bigint NOT NULL DEFAULT 0,
+    bytes_found     bigint NOT NULL DEFAULT 0,
+    crawl_done      boolean NOT NULL DEFAULT false,
+    run_seconds     double precision NOT NULL DEFAULT 0,  -- of the current run
+    expected_files  bigint,             -- the previous index's, for the estimate
+    expected_bytes  bigint,
+    result          jsonb,              -- scipis_index's row, once succeeded
+    submitted_by    oid NOT NULL,
+    scheduled       boolean NOT NULL DEFAULT false,
+    waited          boolean NOT NULL DEFAULT false,  -- a caller waits on it
+    submitted       timestamptz NOT NULL DEFAULT now(),
+    started         timestamptz,
+    finished        timestamptz,
+    attempts        integer NOT NULL DEFAULT 0,
+    cancel_requested boolean NOT NULL DEFAULT false,
+    worker_pid      integer,
+    error_message   text,
+    error_sqlstate  text
+);
+CREATE INDEX scipis_job_open ON scipis_job (id) WHERE state IN ('queued', 'running');
+CREATE INDEX scipis_job_collection ON scipis_job (collection_id, submitted);
+REVOKE ALL ON scipis_job FROM PUBLIC;
+
+-- The error text is shown to the role that submitted the job, the
+-- target's owner and superusers; others see that it failed.
+CREATE VIEW scipis_jobs AS
+SELECT j.id, j.target, j.kind, j.state, j.phase,
+       j.files_done, j.bytes_done, j.files_found, j.bytes_found,
+       CASE WHEN j.crawl_done THEN j.files_found END AS files_total,
+       CASE WHEN j.crawl_done THEN j.bytes_found END AS bytes_total,
+       round((j.bytes_done / 1048576.0 / nullif(j.run_seconds, 0))::numeric, 1) AS mib_per_s,
+       CASE WHEN j.state = 'running' THEN now() - j.started
+            ELSE j.finished - j.started END AS elapsed,
+       CASE WHEN j.state = 'running' AND j.bytes_done > 0 AND j.run_seconds > 0 THEN
+            make_interval(secs => greatest(0,
+                (CASE WHEN j.crawl_done THEN j.bytes_found
+                      ELSE greatest(j.bytes_found, coalesce(j.expected_bytes, 0)) END
+                 - j.bytes_done) * j.run_seconds / j.bytes_done))
+       END AS time_left,
+       j.submitted_by::regrole AS submitted_by, j.scheduled,
+       j.submitted, j.started, j.finished, j.attempts,
+       CASE WHEN v.may_see THEN j.error_message END AS error,
+       CASE WHEN v.may_see THEN j.error_sqlstate END AS sqlstate
+FROM scipis_job j
+LEFT JOIN scipis_collection c ON c.id = j.collection_id,
+LATERAL (SELECT coalesce(pg_has_role(current_user, j.submitted_by, 'USAGE'), false)
+             OR coalesce(pg_has_role(current_user, c.owner, 'USAGE'), false)
+             AS may_see) v;
+GRANT SELECT ON scipis_jobs TO PUBLIC;
+
+CREATE FUNCTION scipis_cancel_job(id bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'scipis_cancel_job'
+LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION scipis_wait_job(id bigint, timeout interval DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'scipis_wait_job'
+LANGUAGE C VOLATILE;
+
+-- Without shared_preload_libraries = 'scipis' nothing runs jobs that a
+-- server restart interrupted until the next job is queued: this queues
+-- them again and starts a worker now.
+CREATE FUNCTION scipis_run_jobs()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'scipis_run_jobs'
+LANGUAGE C VOLATILE;
+
+-- scipis_collections with the next scheduled run.
+CREATE OR REPLACE VIEW scipis_collections AS
+SELECT c.name, c.root, c.options, c.owner, s.files, s.bytes, s.index_bytes,
+       s.last_indexed,
+       CASE WHEN c.options ? 'refresh_interval' THEN
+           coalesce((SELECT max(j.submitted) FROM scipis_job j
+                     WHERE j.collection_id = c.id AND j.scheduled), c.created)
+           + (c.options->>'refresh_interval')::interval
+       END AS next_run
+FROM scipis_collection c, LATERAL scipis_collection_stats(c.name) s;
