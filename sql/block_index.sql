@@ -41,7 +41,7 @@ SELECT pg_temp.write_file(:'dir' || '/y.i32',
 SELECT scipis_create_block_index('field', jsonb_build_object(
   'x', jsonb_build_object('path', :'dir' || '/x.f64', 'dtype', 'float64'),
   'y', jsonb_build_object('path', :'dir' || '/y.i32', 'dtype', 'int32', 'header_bytes', 4)),
-  '{"shape": [6, 7, 5], "block_shape": [4, 3, 5], "partition_bytes": 24, "threads": 2}');
+  '{"shape": [6, 7, 5], "block_shape": [4, 3, 5], "partition_bytes": 24, "threads": 2}') IS NOT NULL AS job;
 SELECT index_name, variables, shape, block_shape, elements, blocks, partitions,
        partition_elements, bytes_indexed, index_bytes > 0 AS has_file, owner = current_user AS mine
 FROM scipis_block_stats('field');
@@ -111,7 +111,7 @@ FROM unnest(ARRAY['partition', 'block', 'none']) pruning,
 SELECT pg_temp.write_file(:'dir' || '/v.i64',
   (SELECT string_agg(pg_temp.le(int8send(g * 1000003 % 1009)), ''::bytea ORDER BY g)
    FROM generate_series(0, 999) g));
-SELECT scipis_create_block_index('v', jsonb_build_object('v', jsonb_build_object('path', :'dir' || '/v.i64', 'dtype', 'int64')));
+SELECT scipis_create_block_index('v', jsonb_build_object('v', jsonb_build_object('path', :'dir' || '/v.i64', 'dtype', 'int64'))) IS NOT NULL AS job;
 SELECT elements, blocks, partitions, partition_elements, shape FROM scipis_block_stats('v');
 SELECT element, coords, vals FROM scipis_block_query('v', 'v >= 1005') ORDER BY element;
 SELECT count(*) FROM scipis_block_query('v', 'v < 10 or v > 1000');
@@ -132,7 +132,7 @@ CREATE FUNCTION pg_temp.index_path(n text) RETURNS text LANGUAGE sql AS $$
          || '/' || (SELECT index_file FROM scipis_block_index WHERE name = n) $$;
 CREATE TEMP TABLE paths (n text, p text);
 BEGIN;
-SELECT scipis_create_block_index('tmp', jsonb_build_object('v', jsonb_build_object('path', :'dir' || '/v.i64', 'dtype', 'int64')));
+SELECT scipis_create_block_index('tmp', jsonb_build_object('v', jsonb_build_object('path', :'dir' || '/v.i64', 'dtype', 'int64'))) IS NOT NULL AS job;
 INSERT INTO paths SELECT 'tmp', pg_temp.index_path('tmp');
 SELECT (pg_stat_file(p, true)).size > 0 AS exists_inside FROM paths WHERE n = 'tmp';
 ROLLBACK;
@@ -144,12 +144,42 @@ SELECT scipis_drop_block_index('v');
 ROLLBACK;
 SELECT (pg_stat_file(p, true)).size > 0 AS exists_after_rollback FROM paths WHERE n = 'v';
 SELECT count(*) FROM scipis_block_query('v', 'v > 1000');
-SELECT scipis_rebuild_block_index('v');
+SELECT scipis_rebuild_block_index('v') IS NOT NULL AS job;
 SELECT pg_stat_file(p, true) IS NULL AS old_file_gone FROM paths WHERE n = 'v';
 SELECT count(*) FROM scipis_block_query('v', 'v > 1000');
 SELECT scipis_drop_block_index('v');
 SELECT count(*) FROM scipis_block_index WHERE name = 'v';
 SELECT scipis_drop_block_index('v', if_exists => true);
+
+-- Jobs: wait => false returns the job's id, a worker builds and records it.
+SELECT scipis_create_block_index('queued', jsonb_build_object('v', jsonb_build_object(
+  'path', :'dir' || '/v.i64', 'dtype', 'int64')), wait => false) AS qjob \gset
+SELECT scipis_wait_job(:qjob);
+SELECT kind, target, state, error FROM scipis_jobs WHERE id = :qjob;
+SELECT elements, owner = current_user AS mine FROM scipis_block_stats('queued');
+SELECT count(*) FROM scipis_block_query('queued', 'v > 1000');
+SELECT scipis_rebuild_block_index('queued', wait => false) AS rjob \gset
+SELECT scipis_wait_job(:rjob);
+SELECT kind, state FROM scipis_jobs WHERE id = :rjob;
+SELECT count(*) FROM scipis_block_query('queued', 'v > 1000');
+-- Queued, then created by a waited call before the job runs: the job fails.
+BEGIN;
+SELECT scipis_create_block_index('twice', jsonb_build_object('v', jsonb_build_object(
+  'path', :'dir' || '/v.i64', 'dtype', 'int64')), wait => false) AS djob \gset
+SELECT scipis_create_block_index('twice', jsonb_build_object('v', jsonb_build_object(
+  'path', :'dir' || '/v.i64', 'dtype', 'int64'))) IS NOT NULL AS job;
+COMMIT;
+SELECT scipis_wait_job(:djob);
+SELECT state, error, sqlstate FROM scipis_jobs WHERE id = :djob;
+-- A build error through a waited job is the caller's error.
+\set ECHO none
+SELECT format($q$DO $d$ BEGIN PERFORM scipis_create_block_index('missing', %L::jsonb);
+  EXCEPTION WHEN OTHERS THEN RAISE WARNING '%%: %%', SQLSTATE, replace(SQLERRM, %L, '$DIR'); END $d$$q$,
+  jsonb_build_object('v', jsonb_build_object('path', :'dir' || '/no_such.i64', 'dtype', 'int64')),
+  :'dir') \gexec
+\set ECHO all
+SELECT scipis_drop_block_index('queued');
+SELECT scipis_drop_block_index('twice');
 
 SELECT scipis_drop_block_index('field');
 \set ECHO none

@@ -1,5 +1,6 @@
 /* Creating, rebuilding and dropping block indexes. */
 #include "block_pg.h"
+#include "jobs.h"
 
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -9,33 +10,6 @@
 PG_FUNCTION_INFO_V1(scipis_create_block_index);
 PG_FUNCTION_INFO_V1(scipis_rebuild_block_index);
 PG_FUNCTION_INFO_V1(scipis_drop_block_index);
-
-void
-block_build(const char *name, const char *index_file, BlockSpecPg *spec,
-			scipis_block_info *info)
-{
-	char	   *path = block_full_path(index_file);
-	scipis_error err;
-	scipis_block_build *volatile b;
-
-	block_file_created(path);
-	b = scipis_block_build_start(path, &spec->spec, &err);
-	if (!b)
-		block_raise(name, &err);
-	PG_TRY();
-	{
-		while (!scipis_block_build_wait(b, 100))
-			CHECK_FOR_INTERRUPTS();
-	}
-	PG_CATCH();
-	{
-		scipis_block_build_abort(b);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (scipis_block_build_finish(b, info, &err) != 0)
-		block_raise(name, &err);
-}
 
 static void
 check_name(const char *name)
@@ -48,8 +22,8 @@ check_name(const char *name)
 				 errmsg("block index name must have 1 to 200 bytes")));
 }
 
-static char *
-next_file(FunctionCallInfo fcinfo)
+char *
+block_next_file(FunctionCallInfo fcinfo)
 {
 	char	   *sql = psprintf("SELECT nextval('%s')", block_file_sequence(fcinfo));
 	MemoryContext outer = CurrentMemoryContext;
@@ -83,7 +57,7 @@ int8_array(const int64 *v, int n)
 }
 
 /* Writes the registry row: a new one, or the rebuilt one's new file and numbers. */
-static bool
+bool
 block_index_exists(FunctionCallInfo fcinfo, const char *name)
 {
 	char	   *sql = psprintf("SELECT 1 FROM %s WHERE name = $1", block_registry_table(fcinfo));
@@ -161,31 +135,48 @@ store_row(FunctionCallInfo fcinfo, bool insert, const char *name, Datum variable
 	SPI_finish();
 }
 
-/* Builds, then records the index; reads the variable order back from the file. */
-static void
-build_and_store(FunctionCallInfo fcinfo, bool insert, const char *name, Jsonb *variables,
-				Jsonb *options)
+/* Records a built file; reads the variable order back from it. */
+void
+block_store(FunctionCallInfo fcinfo, bool insert, const char *name, Jsonb *variables,
+			Jsonb *options, const char *file, const scipis_block_info *info)
 {
-	BlockSpecPg spec;
-	scipis_block_info info;
-	char	   *file;
 	scipis_block_index *ix;
 	scipis_error err;
 	const char **names;
 	int			i;
 
-	block_parse_spec(variables, options, &spec);
-	file = next_file(fcinfo);
-	block_build(name, file, &spec, &info);
 	ix = scipis_block_open(block_full_path(file), &err);
 	if (!ix)
 		block_raise(name, &err);
-	names = palloc(sizeof(char *) * info.n_vars);
-	for (i = 0; i < info.n_vars; i++)
+	names = palloc(sizeof(char *) * info->n_vars);
+	for (i = 0; i < info->n_vars; i++)
 		names[i] = pstrdup(scipis_block_var_name(ix, i));
 	scipis_block_close(ix);
 	store_row(fcinfo, insert, name, JsonbPGetDatum(variables), JsonbPGetDatum(options), file,
-			  &info, names, info.n_vars);
+			  info, names, info->n_vars);
+}
+
+/*
+ * Waited on: built by a job worker, recorded here in the caller's
+ * transaction. Queued: the worker builds and records it in its own.
+ */
+static int64
+build_and_store(FunctionCallInfo fcinfo, bool insert, const char *name, Jsonb *variables,
+				Jsonb *options, bool wait)
+{
+	BlockSpecPg spec;
+	scipis_block_info info;
+	char	   *file;
+	int64		job;
+
+	block_parse_spec(variables, options, &spec);
+	if (!wait)
+		return scipis_block_job_queue(name, variables, options, !insert);
+	file = block_next_file(fcinfo);
+	block_file_created(block_full_path(file));
+	job = scipis_block_job_waited(name, variables, options, block_full_path(file), &info);
+	block_store(fcinfo, insert, name, variables, options, file, &info);
+	return job;
 }
 
 Datum
@@ -210,8 +201,8 @@ scipis_create_block_index(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("block index \"%s\" already exists", name)));
-	build_and_store(fcinfo, true, name, variables, options);
-	PG_RETURN_VOID();
+	PG_RETURN_INT64(build_and_store(fcinfo, true, name, variables, options,
+									PG_ARGISNULL(3) || PG_GETARG_BOOL(3)));
 }
 
 Datum
@@ -220,6 +211,7 @@ scipis_rebuild_block_index(PG_FUNCTION_ARGS)
 	BlockEntry	e;
 	Jsonb	   *variables;
 	Jsonb	   *options;
+	int64		job;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -230,9 +222,11 @@ scipis_rebuild_block_index(PG_FUNCTION_ARGS)
 	scipis_require_read_server_files("rebuild a block index");
 	variables = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(e.variables)));
 	options = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(e.options)));
-	build_and_store(fcinfo, false, e.name, variables, options);
+	if (!PG_ARGISNULL(1) && !PG_GETARG_BOOL(1))
+		PG_RETURN_INT64(build_and_store(fcinfo, false, e.name, variables, options, false));
+	job = build_and_store(fcinfo, false, e.name, variables, options, true);
 	block_file_dropped(block_full_path(e.index_file));
-	PG_RETURN_VOID();
+	PG_RETURN_INT64(job);
 }
 
 Datum

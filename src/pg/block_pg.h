@@ -47,8 +47,10 @@ void		block_file_dropped(const char *path);
 /* Raises err, naming the index. */
 pg_attribute_noreturn() void block_raise(const char *name, const scipis_error *err);
 
-/* Builds spec into index_file (relative), polling for cancel. */
-void		block_build(const char *name, const char *index_file, BlockSpecPg *spec,
-						scipis_block_info *info);
+/* block_build.c: a new file name (relative), a name's row, and recording a built file. */
+char	   *block_next_file(FunctionCallInfo fcinfo);
+bool		block_index_exists(FunctionCallInfo fcinfo, const char *name);
+void		block_store(FunctionCallInfo fcinfo, bool insert, const char *name, Jsonb *variables,
+						Jsonb *options, const char *file, const scipis_block_info *info);
 
 #endif

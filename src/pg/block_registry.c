@@ -4,6 +4,7 @@
  * dropping transaction commits.
  */
 #include "block_pg.h"
+#include "collection.h"
 
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
@@ -15,14 +16,15 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+/* In the calling function's schema; without one (a job worker), the extension's. */
 static char *
 qualified(FunctionCallInfo fcinfo, const char *rel)
 {
-	Oid			ns = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			ns = fcinfo ? get_func_namespace(fcinfo->flinfo->fn_oid) : scipis_extension_schema();
 	char	   *nsname = get_namespace_name(ns);
 
 	if (!nsname)
-		elog(ERROR, "scipis: schema of function %u not found", fcinfo->flinfo->fn_oid);
+		elog(ERROR, "scipis: schema of the scipis registry not found");
 	return psprintf("%s.%s", quote_identifier(nsname), rel);
 }
 

@@ -32,12 +32,15 @@ caller_detached(dsm_segment *seg, Datum arg)
 	pg_atomic_write_u32(&w->caller_gone, 1);
 }
 
-static dsm_segment *
-waited_segment(const ScipisCollection *c)
+static char *
+jsonb_text(Jsonb *jb)
 {
-	char	   *options = JsonbToCString(NULL, &c->options->root, VARSIZE(c->options));
-	char	   *dir = scipis_collection_dir(c);
-	const char *parts[4] = {c->name, c->root, options, dir};
+	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
+static dsm_segment *
+waited_segment(int kind, int64 collection_id, const char *const parts[4])
+{
 	Size		size = offsetof(ScipisWaitedJob, strings);
 	dsm_segment *seg;
 	ScipisWaitedJob *w;
@@ -50,7 +53,8 @@ waited_segment(const ScipisCollection *c)
 	memset(w, 0, offsetof(ScipisWaitedJob, strings));
 	w->database = MyDatabaseId;
 	w->role = GetUserId();
-	w->collection_id = c->id;
+	w->kind = kind;
+	w->collection_id = collection_id;
 	pg_atomic_init_u32(&w->caller_gone, 0);
 	pg_atomic_init_u32(&w->state, WAITED_STARTING);
 	p = w->strings;
@@ -66,9 +70,8 @@ waited_segment(const ScipisCollection *c)
 
 /* Runs the build in a worker and waits; raises its error as its own. */
 static int64
-run_waited(const ScipisCollection *c, scipis_build_stats *stats)
+run_waited(dsm_segment *seg, scipis_build_stats *stats, scipis_block_info *info)
 {
-	dsm_segment *seg = waited_segment(c);
 	ScipisWaitedJob *w = dsm_segment_address(seg);
 	BackgroundWorker bw = {0};
 	BackgroundWorkerHandle *handle;
@@ -129,7 +132,10 @@ run_waited(const ScipisCollection *c, scipis_build_stats *stats)
 				 detail ? errdetail_internal("%s", detail) : 0,
 				 hint ? errhint("%s", hint) : 0));
 	}
-	*stats = w->stats;
+	if (stats)
+		*stats = w->stats;
+	if (info)
+		*info = w->block_info;
 	dsm_detach(seg);
 	return job;
 }
@@ -163,12 +169,18 @@ scipis_index_collection(PG_FUNCTION_ARGS)
 	{
 		for (int i = 0; i < 8; i++)
 			nulls[i] = true;
-		values[8] = Int64GetDatum(scipis_job_insert(c, GetUserId(), false, false, -1, -1));
+		values[8] = Int64GetDatum(scipis_job_insert("index", c->name, c->id, GetUserId(),
+													false, false, NULL));
 		scipis_start_runner_at_commit();
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 	}
 
-	values[8] = Int64GetDatum(run_waited(c, &stats));
+	{
+		const char *parts[4] = {c->name, c->root, jsonb_text(c->options), scipis_collection_dir(c)};
+
+		values[8] = Int64GetDatum(run_waited(waited_segment(JOB_COLLECTION, c->id, parts),
+											 &stats, NULL));
+	}
 	scipis_index_forget(c);
 	mib = stats.seconds > 0 ? (double) stats.bytes / (1024.0 * 1024.0) / stats.seconds : 0;
 	values[0] = Int64GetDatum((int64) stats.files);
@@ -214,6 +226,18 @@ require_may_cancel(const ScipisJobRow *row)
 	owner = (Oid) scipis_job_query_int8(psprintf("SELECT owner::oid::int8 FROM %s.scipis_collection WHERE id = $1",
 												 quote_identifier(get_namespace_name(scipis_extension_schema()))),
 										1, types, values);
+	if (!OidIsValid(owner))
+	{
+		/* A block index's owner, by name. */
+		Oid			ttypes[1] = {TEXTOID};
+		Datum		tvalues[1] = {CStringGetTextDatum(row->target)};
+
+		owner = (Oid) scipis_job_query_int8(psprintf("SELECT r.oid::int8 FROM %s.scipis_block_index b"
+													 " JOIN pg_catalog.pg_roles r ON r.rolname = b.owner"
+													 " WHERE b.name = $1",
+													 quote_identifier(get_namespace_name(scipis_extension_schema()))),
+											1, ttypes, tvalues);
+	}
 	if (OidIsValid(owner) && has_privs_of_role(GetUserId(), owner))
 		return;
 	ereport(ERROR,
@@ -314,4 +338,25 @@ scipis_jobs_cancel_collection(int64 collection_id)
 							 " WHERE collection_id = $1 AND state IN ('queued', 'running')",
 							 scipis_job_table()),
 					1, types, values);
+}
+
+int64
+scipis_block_job_waited(const char *name, Jsonb *variables, Jsonb *options, const char *path,
+						scipis_block_info *info)
+{
+	const char *parts[4] = {name, jsonb_text(variables), jsonb_text(options), path};
+
+	return run_waited(waited_segment(JOB_BLOCK, 0, parts), NULL, info);
+}
+
+int64
+scipis_block_job_queue(const char *name, Jsonb *variables, Jsonb *options, bool rebuild)
+{
+	char	   *args = psprintf("{\"variables\": %s, \"options\": %s, \"rebuild\": %s}",
+								jsonb_text(variables), jsonb_text(options),
+								rebuild ? "true" : "false");
+	int64		id = scipis_job_insert("block index", name, 0, GetUserId(), false, false, args);
+
+	scipis_start_runner_at_commit();
+	return id;
 }

@@ -114,24 +114,24 @@ scipis_job_query_int8(const char *sql, int nargs, Oid *types, Datum *values)
 }
 
 int64
-scipis_job_insert(const ScipisCollection *c, Oid role, bool waited, bool scheduled,
-				  int64 expected_files, int64 expected_bytes)
+scipis_job_insert(const char *kind, const char *target, int64 collection_id, Oid role,
+				  bool waited, bool scheduled, const char *args)
 {
-	Oid			types[7] = {TEXTOID, INT8OID, OIDOID, BOOLOID, BOOLOID, INT8OID, INT8OID};
+	Oid			types[7] = {TEXTOID, TEXTOID, INT8OID, OIDOID, BOOLOID, BOOLOID, TEXTOID};
 	Datum		values[7];
 
-	values[0] = CStringGetTextDatum(c->name);
-	values[1] = Int64GetDatum(c->id);
-	values[2] = ObjectIdGetDatum(role);
-	values[3] = BoolGetDatum(waited);
-	values[4] = BoolGetDatum(scheduled);
-	values[5] = Int64GetDatum(expected_files);
-	values[6] = Int64GetDatum(expected_bytes);
-	return scipis_job_query_int8(psprintf("INSERT INTO %s (target, collection_id, kind, submitted_by, waited,"
-							  " scheduled, expected_files, expected_bytes)"
-							  " VALUES ($1, $2, 'index', $3, $4, $5, nullif($6, -1), nullif($7, -1))"
-							  " RETURNING id", scipis_job_table()),
-					 7, types, values);
+	values[0] = CStringGetTextDatum(kind);
+	values[1] = CStringGetTextDatum(target);
+	values[2] = Int64GetDatum(collection_id);
+	values[3] = ObjectIdGetDatum(role);
+	values[4] = BoolGetDatum(waited);
+	values[5] = BoolGetDatum(scheduled);
+	values[6] = CStringGetTextDatum(args ? args : "");
+	return scipis_job_query_int8(psprintf("INSERT INTO %s (kind, target, collection_id, submitted_by,"
+										  " waited, scheduled, args)"
+										  " VALUES ($1, $2, nullif($3, 0), $4, $5, $6, nullif($7, '')::jsonb)"
+										  " RETURNING id", scipis_job_table()),
+								 7, types, values);
 }
 
 /*

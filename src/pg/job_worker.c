@@ -6,7 +6,7 @@
  * this process updates the job's row twice a second and watches for a
  * cancel, SIGTERM and the postmaster's death.
  */
-#include "jobs.h"
+#include "job_worker.h"
 
 #include <unistd.h>
 
@@ -28,37 +28,18 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "common/hashfn.h"
 
 #define PROGRESS_MS 500
 
 static volatile sig_atomic_t got_sigterm = false;
 static ScipisWaitedJob *waited = NULL;
-static MemoryContext job_cxt = NULL;
+MemoryContext job_cxt = NULL;
 static scipis_build *current_build = NULL;
 static bool slot_held = false;
 static uint32 slot_key = 0;
 static int	threads_held = 0;
 static uint32 thread_keys[1024];
-
-/* How a run ended. */
-typedef enum
-{
-	RUN_SUCCEEDED,
-	RUN_FAILED,
-	RUN_CANCELED,
-	RUN_INTERRUPTED				/* SIGTERM: queued again, resumed after restart */
-} RunEnd;
-
-typedef struct JobRun
-{
-	int64		job_id;
-	ScipisCollection c;
-	char	   *dir;
-	Oid			role;
-	bool		collection_locked;	/* claimed with its collection's lock */
-	scipis_build_stats stats;
-	ErrorData  *error;
-} JobRun;
 
 static void
 handle_sigterm(SIGNAL_ARGS)
@@ -70,16 +51,16 @@ handle_sigterm(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
-static void
-begin_tx(void)
+void
+job_begin_tx(void)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 
-static void
-commit_tx(void)
+void
+job_commit_tx(void)
 {
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -98,15 +79,15 @@ cancel_requested(int64 job_id)
 	ScipisJobRow *row;
 	bool		r;
 
-	begin_tx();
+	job_begin_tx();
 	row = scipis_job_read_latest(job_id);
 	r = row == NULL || row->cancel_requested || strcmp(row->state, "canceled") == 0;
-	commit_tx();
+	job_commit_tx();
 	return r;
 }
 
-static int
-machine_cores(void)
+int
+job_machine_cores(void)
 {
 	long		n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -138,7 +119,7 @@ release_slot(void)
 static int
 take_threads(int want)
 {
-	int			limit = scipis_max_threads > 0 ? scipis_max_threads : machine_cores();
+	int			limit = scipis_max_threads > 0 ? scipis_max_threads : job_machine_cores();
 
 	limit = Min(limit, (int) lengthof(thread_keys));
 	for (int i = 0; i < limit && threads_held < want; i++)
@@ -168,9 +149,9 @@ wait_for(bool (*try) (void *), void *arg, int64 job_id)
 	{
 		bool		ok;
 
-		begin_tx();
+		job_begin_tx();
 		ok = try(arg);
-		commit_tx();
+		job_commit_tx();
 		if (ok)
 			return true;
 		if (got_sigterm || caller_gone())
@@ -187,10 +168,30 @@ wait_for(bool (*try) (void *), void *arg, int64 job_id)
 	}
 }
 
-static bool
-try_collection_lock(void *arg)
+/* The lock that keeps two builds of one target apart. */
+static void
+target_lock(const JobRun *r, uint32 *space, uint32 *key)
 {
-	return scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) ((JobRun *) arg)->c.id);
+	if (r->kind == JOB_BLOCK)
+	{
+		*space = SCIPIS_LOCK_BLOCK;
+		*key = hash_bytes((const unsigned char *) r->c.name, (int) strlen(r->c.name));
+	}
+	else
+	{
+		*space = SCIPIS_LOCK_COLLECTION;
+		*key = (uint32) r->c.id;
+	}
+}
+
+static bool
+try_target_lock(void *arg)
+{
+	uint32		space,
+				key;
+
+	target_lock((JobRun *) arg, &space, &key);
+	return scipis_lock_try(space, MyDatabaseId, key);
 }
 
 static bool
@@ -220,8 +221,8 @@ phase_name(int phase)
 }
 
 /* Writes the progress; returns whether the row asks for a cancel. */
-static bool
-report_progress(int64 job_id, const scipis_build_progress *p, const char *phase)
+bool
+job_report_progress(int64 job_id, const scipis_build_progress *p, const char *phase)
 {
 	Oid			types[8] = {INT8OID, TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, BOOLOID,
 	FLOAT8OID};
@@ -236,20 +237,20 @@ report_progress(int64 job_id, const scipis_build_progress *p, const char *phase)
 	values[5] = Int64GetDatum((int64) p->bytes_found);
 	values[6] = BoolGetDatum(p->crawl_done != 0);
 	values[7] = Float8GetDatum(p->seconds);
-	begin_tx();
+	job_begin_tx();
 	cancel = scipis_job_query_int8(psprintf("UPDATE %s SET phase = $2, files_done = $3,"
 											" bytes_done = $4, files_found = $5, bytes_found = $6,"
 											" crawl_done = $7, run_seconds = $8 WHERE id = $1"
 											" RETURNING (cancel_requested OR state = 'canceled')::int::int8",
 											scipis_job_table()),
 								   8, types, values) != 0;
-	commit_tx();
+	job_commit_tx();
 	return cancel;
 }
 
-/* Raises unless the job's role may still index the collection. */
-static void
-check_privileges(JobRun *r)
+/* Raises unless the job's role still exists and may read server files. */
+void
+job_check_role(JobRun *r, const char *what)
 {
 	Oid			save_user;
 	int			save_sec;
@@ -263,8 +264,9 @@ check_privileges(JobRun *r)
 	SetUserIdAndSecContext(r->role, save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
-		scipis_require_read_server_files("index a scipis collection");
-		scipis_require_read(&r->c);
+		scipis_require_read_server_files(what);
+		if (r->kind == JOB_COLLECTION)
+			scipis_require_read(&r->c);
 	}
 	PG_FINALLY();
 	{
@@ -273,27 +275,13 @@ check_privileges(JobRun *r)
 	PG_END_TRY();
 }
 
-static void
-mark_running(JobRun *r)
+/* files and bytes: the previous index's, for the estimate (-1: none). */
+void
+job_mark_running(JobRun *r, int64 files, int64 bytes)
 {
 	Oid			types[3] = {INT8OID, INT8OID, INT8OID};
 	Datum		values[3];
-	int64		files = -1,
-				bytes = -1;
-	scipis_error err;
-	scipis_index *ix = scipis_index_open(r->dir, &err);
 
-	if (ix != NULL)
-	{
-		scipis_index_info info;
-
-		if (scipis_index_info_get(ix, &info, &err) == 0)
-		{
-			files = (int64) info.files;
-			bytes = (int64) info.bytes;
-		}
-		scipis_index_close(ix);
-	}
 	values[0] = Int64GetDatum(r->job_id);
 	values[1] = Int64GetDatum(files);
 	values[2] = Int64GetDatum(bytes);
@@ -308,29 +296,84 @@ mark_running(JobRun *r)
 }
 
 /*
- * Builds the collection; the caller holds the collection lock and the
- * threads. Returns the end; errors are left in r->error.
+ * Between two waits on the engine: false to go on; true when the job must
+ * stop (r->end says how). Every PROGRESS_MS it writes p (if any) to the
+ * job's row and reads a cancel from it.
+ */
+bool
+job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p, const char *phase)
+{
+	bool		cancel = false;
+
+	if (!PostmasterIsAlive())
+	{
+		r->end = RUN_DEAD;
+		return true;
+	}
+	if (got_sigterm || caller_gone())
+	{
+		r->end = got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
+		return true;
+	}
+	if (TimestampDifferenceExceeds(*last, GetCurrentTimestamp(), PROGRESS_MS))
+	{
+		scipis_build_progress none = {0};
+
+		cancel = job_report_progress(r->job_id, p ? p : &none, phase);
+		*last = GetCurrentTimestamp();
+	}
+	if (cancel)
+		r->end = RUN_CANCELED;
+	return cancel;
+}
+
+/* The previous index's files and bytes, for the estimate of time left. */
+static void
+previous_size(JobRun *r, int64 *files, int64 *bytes)
+{
+	scipis_error err;
+	scipis_index *ix = scipis_index_open(r->dir, &err);
+
+	*files = *bytes = -1;
+	if (ix != NULL)
+	{
+		scipis_index_info info;
+
+		if (scipis_index_info_get(ix, &info, &err) == 0)
+		{
+			*files = (int64) info.files;
+			*bytes = (int64) info.bytes;
+		}
+		scipis_index_close(ix);
+	}
+}
+
+/*
+ * Builds the collection; the caller holds the target's lock and the
+ * threads. Raises the build's error.
  */
 static RunEnd
-build(JobRun *r, int threads)
+build_collection(JobRun *r, int threads)
 {
 	scipis_options opts;
 	scipis_error err;
 	scipis_build_progress p;
 	TimestampTz last = 0;
-	bool		cancel = false;
 	RunEnd		end;
+	int64		files,
+				bytes;
 
-	begin_tx();
-	check_privileges(r);
-	mark_running(r);
+	job_begin_tx();
+	job_check_role(r, "index a scipis collection");
+	previous_size(r, &files, &bytes);
+	job_mark_running(r, files, bytes);
 	{
 		MemoryContext old = MemoryContextSwitchTo(job_cxt);
 
 		scipis_options_from_jsonb(r->c.options, &opts);
 		MemoryContextSwitchTo(old);
 	}
-	commit_tx();
+	job_commit_tx();
 	if (opts.indexer_threads == 0 || opts.indexer_threads > threads)
 		opts.indexer_threads = threads;
 	if (opts.reader_threads == 0 || opts.reader_threads > threads)
@@ -339,37 +382,37 @@ build(JobRun *r, int threads)
 	current_build = scipis_build_start_ex(r->dir, r->c.root, &opts, SCIPIS_BUILD_COUNT_BYTES, &err);
 	if (current_build == NULL)
 		scipis_raise(&err);
-	while (!scipis_build_wait(current_build, 100))
+	r->end = RUN_SUCCEEDED;
+	for (;;)
 	{
-		if (!PostmasterIsAlive())
-		{
-			scipis_build_abort(current_build);
-			proc_exit(1);
-		}
-		if (got_sigterm || caller_gone())
+		bool		done = scipis_build_wait(current_build, 100);
+
+		/* A stop that came while the build finished still wins. */
+		scipis_build_get_progress(current_build, &p);
+		if (job_poll(r, &last, &p, phase_name(p.phase)) || done)
 			break;
-		if (TimestampDifferenceExceeds(last, GetCurrentTimestamp(), PROGRESS_MS))
-		{
-			scipis_build_get_progress(current_build, &p);
-			cancel = report_progress(r->job_id, &p, phase_name(p.phase));
-			last = GetCurrentTimestamp();
-			if (cancel)
-				break;
-		}
 	}
-	if (got_sigterm || caller_gone() || cancel)
+	if (r->end != RUN_SUCCEEDED)
 	{
 		scipis_build_abort(current_build);
 		current_build = NULL;
-		return got_sigterm && !cancel && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
+		if (r->end == RUN_DEAD)
+			proc_exit(1);
+		return r->end;
 	}
 	scipis_build_get_progress(current_build, &p);
-	(void) report_progress(r->job_id, &p, "committing");
+	(void) job_report_progress(r->job_id, &p, "committing");
 	end = scipis_build_finish(current_build, &r->stats, &err) == 0 ? RUN_SUCCEEDED : RUN_FAILED;
 	current_build = NULL;
 	if (end == RUN_FAILED)
 		scipis_raise(&err);
 	return end;
+}
+
+static RunEnd
+build(JobRun *r, int threads)
+{
+	return r->kind == JOB_BLOCK ? job_build_block(r, threads) : build_collection(r, threads);
 }
 
 static char *
@@ -396,10 +439,12 @@ record_end(JobRun *r, RunEnd end)
 
 	state = end == RUN_SUCCEEDED ? "succeeded" : end == RUN_FAILED ? "failed"
 		: end == RUN_CANCELED ? "canceled" : "queued";
-	begin_tx();
+	job_begin_tx();
 	values[0] = Int64GetDatum(r->job_id);
 	values[1] = CStringGetTextDatum(state);
-	values[2] = CStringGetTextDatum(end == RUN_SUCCEEDED ? result_json(&r->stats) : "null");
+	values[2] = CStringGetTextDatum(end != RUN_SUCCEEDED ? "null"
+									: r->kind == JOB_BLOCK ? job_block_result_json(&r->block_info)
+									: result_json(&r->stats));
 	values[3] = CStringGetTextDatum(end == RUN_FAILED && r->error ? r->error->message : "");
 	values[4] = CStringGetTextDatum(end == RUN_FAILED && r->error
 									? unpack_sql_state(r->error->sqlerrcode) : "");
@@ -413,7 +458,7 @@ record_end(JobRun *r, RunEnd end)
 					   " THEN error_message ELSE nullif($4, '') END,"
 					   " error_sqlstate = nullif($5, '') WHERE id = $1", scipis_job_table());
 	scipis_job_exec(sql, end == RUN_INTERRUPTED ? 1 : 5, types, values);
-	commit_tx();
+	job_commit_tx();
 }
 
 /* The run of one job whose row exists and whose job lock this process holds. */
@@ -422,12 +467,14 @@ run_job(JobRun *r)
 {
 	RunEnd		end = RUN_FAILED;
 	int			want;
-	bool		locked = r->collection_locked;
+	volatile bool locked = r->target_locked;
 	bool		own_slot = !slot_held;
+	uint32		lock_space,
+				lock_key;
 
 	PG_TRY();
 	{
-		if (!locked && !wait_for(try_collection_lock, r, r->job_id))
+		if (!locked && !wait_for(try_target_lock, r, r->job_id))
 			end = got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
 		else
 		{
@@ -436,12 +483,17 @@ run_job(JobRun *r)
 				end = got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
 			else
 			{
-				scipis_options opts;
+				want = job_machine_cores();
+				if (r->kind == JOB_COLLECTION)
+				{
+					scipis_options opts;
 
-				begin_tx();
-				scipis_options_from_jsonb(r->c.options, &opts);
-				commit_tx();
-				want = opts.indexer_threads > 0 ? opts.indexer_threads : machine_cores();
+					job_begin_tx();
+					scipis_options_from_jsonb(r->c.options, &opts);
+					job_commit_tx();
+					if (opts.indexer_threads > 0)
+						want = opts.indexer_threads;
+				}
 				if (!wait_for(try_threads, &want, r->job_id))
 					end = got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
 				else
@@ -460,6 +512,7 @@ run_job(JobRun *r)
 			scipis_build_abort(current_build);
 			current_build = NULL;
 		}
+		job_block_abort();
 		end = RUN_FAILED;
 	}
 	PG_END_TRY();
@@ -471,8 +524,9 @@ run_job(JobRun *r)
 	release_threads();
 	if (own_slot)
 		release_slot();
+	target_lock(r, &lock_space, &lock_key);
 	if (locked)
-		scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) r->c.id);
+		scipis_lock_release(lock_space, MyDatabaseId, lock_key);
 	scipis_lock_release(SCIPIS_LOCK_JOB, MyDatabaseId, (uint32) r->job_id);
 	return end;
 }
@@ -492,29 +546,43 @@ run_waited(void)
 	RunEnd		end;
 
 	MemoryContextSwitchTo(job_cxt);
+	r.kind = waited->kind;
 	r.c.id = waited->collection_id;
 	r.c.name = pstrdup(s);
 	s += strlen(s) + 1;
-	r.c.root = pstrdup(s);
-	s += strlen(s) + 1;
 	r.role = waited->role;
+	if (r.kind == JOB_BLOCK)
+	{
+		/* name, variables, options, path */
+		r.variables = pstrdup(s);
+		s += strlen(s) + 1;
+		r.block_options = pstrdup(s);
+		s += strlen(s) + 1;
+		r.path = pstrdup(s);
+	}
 	PG_TRY();
 	{
-		begin_tx();
-		r.c.options = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(s)));
+		job_begin_tx();
+		if (r.kind == JOB_COLLECTION)
 		{
-			MemoryContext old = MemoryContextSwitchTo(job_cxt);
+			/* name, root, options, dir */
+			r.c.root = MemoryContextStrdup(job_cxt, s);
+			s += strlen(s) + 1;
+			r.c.options = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(s)));
+			{
+				MemoryContext old = MemoryContextSwitchTo(job_cxt);
 
-			r.c.options = DatumGetJsonbPCopy(JsonbPGetDatum(r.c.options));
-			MemoryContextSwitchTo(old);
+				r.c.options = DatumGetJsonbPCopy(JsonbPGetDatum(r.c.options));
+				MemoryContextSwitchTo(old);
+			}
+			s += strlen(s) + 1;
+			r.dir = MemoryContextStrdup(job_cxt, s);
 		}
-		s += strlen(s) + 1;
-		r.dir = MemoryContextStrdup(job_cxt, s);
-		r.c.owner = InvalidOid;
-		r.job_id = scipis_job_insert(&r.c, r.role, true, false, -1, -1);
+		r.job_id = scipis_job_insert(r.kind == JOB_BLOCK ? "block index" : "index", r.c.name,
+									 r.c.id, r.role, true, false, NULL);
 		if (!scipis_lock_try(SCIPIS_LOCK_JOB, MyDatabaseId, (uint32) r.job_id))
 			elog(ERROR, "scipis: job lock of a new job is taken");
-		commit_tx();
+		job_commit_tx();
 	}
 	PG_CATCH();
 	{
@@ -534,11 +602,13 @@ run_waited(void)
 	waited->job_id = r.job_id;
 	pg_write_barrier();
 	pg_atomic_write_u32(&waited->state, WAITED_QUEUED);
-	pgstat_report_activity(STATE_RUNNING, psprintf("scipis job " INT64_FORMAT ": index %s",
-												   r.job_id, r.c.name));
+	pgstat_report_activity(STATE_RUNNING, psprintf("scipis job " INT64_FORMAT ": %s %s", r.job_id,
+												   r.kind == JOB_BLOCK ? "block index" : "index",
+												   r.c.name));
 
 	end = run_job(&r);
 	waited->stats = r.stats;
+	waited->block_info = r.block_info;
 	if (end == RUN_FAILED && r.error)
 	{
 		waited->sqlerrcode = r.error->sqlerrcode;
@@ -566,14 +636,14 @@ claim(JobRun *r)
 	int64		got = 0;
 	int64		gone = 0;
 
-	begin_tx();
-	sql = psprintf("SELECT j.id, j.submitted_by, c.id, c.name, c.root, c.options,"
-							   " c.owner::oid, j.collection_id FROM %s j"
-							   " LEFT JOIN %s.scipis_collection c ON c.id = j.collection_id"
-							   " WHERE j.state = 'queued' AND NOT j.waited"
-							   " ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
-							   scipis_job_table(),
-							   quote_identifier(get_namespace_name(scipis_extension_schema())));
+	job_begin_tx();
+	sql = psprintf("SELECT j.id, j.submitted_by, j.kind, j.target, j.args::text, c.id, c.root,"
+				   " c.options, c.owner::oid FROM %s j"
+				   " LEFT JOIN %s.scipis_collection c ON c.id = j.collection_id"
+				   " WHERE j.state = 'queued' AND NOT j.waited"
+				   " ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
+				   scipis_job_table(),
+				   quote_identifier(get_namespace_name(scipis_extension_schema())));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "scipis: SPI_connect failed");
 	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
@@ -584,36 +654,44 @@ claim(JobRun *r)
 		TupleDesc	d = SPI_tuptable->tupdesc;
 		bool		isnull;
 		int64		id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
-		int64		cid;
+		bool		block = strcmp(SPI_getvalue(t, d, 3), "block index") == 0;
+		MemoryContext old;
+		uint32		space,
+					key;
 
-		(void) SPI_getbinval(t, d, 3, &isnull);
-		if (isnull)
+		(void) SPI_getbinval(t, d, 6, &isnull);
+		if (!block && isnull)
 		{
 			/* Its collection was dropped: nothing to run. */
 			gone = id;
 			continue;
 		}
-		cid = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
-		if (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) cid))
+		old = MemoryContextSwitchTo(job_cxt);
+		memset(r, 0, sizeof(*r));
+		r->job_id = id;
+		r->kind = block ? JOB_BLOCK : JOB_COLLECTION;
+		r->role = DatumGetObjectId(SPI_getbinval(t, d, 2, &isnull));
+		r->c.name = SPI_getvalue(t, d, 4);
+		if (block)
+			job_block_args(r, SPI_getvalue(t, d, 5));
+		else
+		{
+			r->c.id = DatumGetInt64(SPI_getbinval(t, d, 6, &isnull));
+			r->c.root = SPI_getvalue(t, d, 7);
+			r->c.options = DatumGetJsonbPCopy(SPI_getbinval(t, d, 8, &isnull));
+			r->c.owner = DatumGetObjectId(SPI_getbinval(t, d, 9, &isnull));
+			r->dir = scipis_collection_dir(&r->c);
+		}
+		MemoryContextSwitchTo(old);
+		target_lock(r, &space, &key);
+		if (!scipis_lock_try(space, MyDatabaseId, key))
 			continue;
 		if (!scipis_lock_try(SCIPIS_LOCK_JOB, MyDatabaseId, (uint32) id))
 		{
-			scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) cid);
+			scipis_lock_release(space, MyDatabaseId, key);
 			continue;
 		}
-		r->collection_locked = true;
-		{
-			MemoryContext old = MemoryContextSwitchTo(job_cxt);
-
-			r->job_id = id;
-			r->role = DatumGetObjectId(SPI_getbinval(t, d, 2, &isnull));
-			r->c.id = cid;
-			r->c.name = SPI_getvalue(t, d, 4);
-			r->c.root = SPI_getvalue(t, d, 5);
-			r->c.options = DatumGetJsonbPCopy(SPI_getbinval(t, d, 6, &isnull));
-			r->c.owner = DatumGetObjectId(SPI_getbinval(t, d, 7, &isnull));
-			MemoryContextSwitchTo(old);
-		}
+		r->target_locked = true;
 		got = id;
 	}
 	SPI_finish();
@@ -624,7 +702,6 @@ claim(JobRun *r)
 
 		scipis_job_exec(psprintf("UPDATE %s SET state = 'running', worker_pid = pg_backend_pid()"
 								 " WHERE id = $1", scipis_job_table()), 1, types, values);
-		r->dir = MemoryContextStrdup(job_cxt, scipis_collection_dir(&r->c));
 	}
 	else if (gone != 0)
 	{
@@ -634,7 +711,7 @@ claim(JobRun *r)
 		scipis_job_exec(psprintf("UPDATE %s SET state = 'canceled', finished = now()"
 								 " WHERE id = $1", scipis_job_table()), 1, types, values);
 	}
-	commit_tx();
+	job_commit_tx();
 	return got != 0 ? got : gone != 0 ? -1 : 0;
 }
 
@@ -643,9 +720,9 @@ queue_empty(void)
 {
 	bool		empty;
 
-	begin_tx();
+	job_begin_tx();
 	empty = scipis_jobs_queued() == 0;
-	commit_tx();
+	job_commit_tx();
 	return empty;
 }
 
@@ -659,16 +736,16 @@ run_queue(void)
 {
 	for (;;)
 	{
-		begin_tx();
+		job_begin_tx();
 		scipis_jobs_recover();
-		commit_tx();
-		begin_tx();
+		job_commit_tx();
+		job_begin_tx();
 		if (!take_slot())
 		{
-			commit_tx();
+			job_commit_tx();
 			return;
 		}
-		commit_tx();
+		job_commit_tx();
 		for (;;)
 		{
 			JobRun		r = {0};
@@ -681,8 +758,9 @@ run_queue(void)
 				break;
 			if (id < 0)
 				continue;
-			pgstat_report_activity(STATE_RUNNING, psprintf("scipis job " INT64_FORMAT ": index %s",
-														   r.job_id, r.c.name));
+			pgstat_report_activity(STATE_RUNNING, psprintf("scipis job " INT64_FORMAT ": %s %s",
+														   r.job_id, r.kind == JOB_BLOCK
+														   ? "block index" : "index", r.c.name));
 			(void) run_job(&r);
 			pgstat_report_activity(STATE_IDLE, NULL);
 			MemoryContextReset(job_cxt);

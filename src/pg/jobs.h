@@ -27,22 +27,32 @@ extern bool scipis_preloaded;
 #define SCIPIS_LOCK_SLOT		1935894891u /* scipis.max_workers, cluster-wide */
 #define SCIPIS_LOCK_THREAD		1935894892u /* scipis.max_threads, cluster-wide */
 #define SCIPIS_LOCK_SCHEDULER	1935894893u /* one scheduler per database */
+#define SCIPIS_LOCK_BLOCK		1935894894u /* one build of a block index (name hash) */
+
+/* What a job builds. */
+#define JOB_COLLECTION	0
+#define JOB_BLOCK		1
 
 /* A job one caller waits on: written by both sides, read under barriers. */
 typedef struct ScipisWaitedJob
 {
 	Oid			database;
 	Oid			role;
+	int			kind;			/* JOB_* */
 	int64		collection_id;
 	pg_atomic_uint32 caller_gone;	/* the caller canceled or left */
 	pg_atomic_uint32 state;		/* WAITED_* */
 	int64		job_id;
 	scipis_build_stats stats;
+	scipis_block_info block_info;
 	int			sqlerrcode;
 	char		message[1024];
 	char		detail[1024];
 	char		hint[512];
-	/* name, root, options (jsonb text), dir: NUL-terminated, in this order */
+	/*
+	 * NUL-terminated, in this order. Collections: name, root, options (jsonb
+	 * text), dir. Block indexes: name, variables, options, the file's path.
+	 */
 	char		strings[FLEXIBLE_ARRAY_MEMBER];
 } ScipisWaitedJob;
 
@@ -63,8 +73,8 @@ typedef struct ScipisJobRow
 } ScipisJobRow;
 
 const char *scipis_job_table(void);
-int64		scipis_job_insert(const ScipisCollection *c, Oid role, bool waited,
-							  bool scheduled, int64 expected_files, int64 expected_bytes);
+int64		scipis_job_insert(const char *kind, const char *target, int64 collection_id,
+							  Oid role, bool waited, bool scheduled, const char *args);
 ScipisJobRow *scipis_job_read_latest(int64 id);
 void		scipis_job_exec(const char *sql, int nargs, Oid *types, Datum *values);
 /* The first column of the first row (0 without one). */
@@ -79,6 +89,11 @@ void		scipis_lock_release(uint32 space, Oid database, uint32 key);
 
 /* job_sql.c */
 void		scipis_jobs_cancel_collection(int64 collection_id);
+/* Block index jobs for block_build.c: the id of the job. */
+int64		scipis_block_job_queue(const char *name, Jsonb *variables, Jsonb *options,
+								   bool rebuild);
+int64		scipis_block_job_waited(const char *name, Jsonb *variables, Jsonb *options,
+									const char *path, scipis_block_info *info);
 
 /* job_worker.c */
 void		scipis_start_runner_at_commit(void);

@@ -22,12 +22,15 @@ GRANT SELECT ON scipis_block_index TO PUBLIC;
 GRANT INSERT, UPDATE, DELETE ON scipis_block_index TO pg_read_server_files;
 GRANT USAGE ON SEQUENCE scipis_block_file_seq TO pg_read_server_files;
 
-CREATE FUNCTION scipis_create_block_index(name text, variables jsonb, options jsonb DEFAULT '{}')
-RETURNS void
+-- Both build in a job worker (src/sql/40_jobs.sql) and return the job's id;
+-- wait => false returns at once, the worker records the index when done.
+CREATE FUNCTION scipis_create_block_index(name text, variables jsonb, options jsonb DEFAULT '{}',
+                                          wait boolean DEFAULT true)
+RETURNS bigint
 AS 'MODULE_PATHNAME', 'scipis_create_block_index' LANGUAGE C VOLATILE;
 
-CREATE FUNCTION scipis_rebuild_block_index(name text)
-RETURNS void
+CREATE FUNCTION scipis_rebuild_block_index(name text, wait boolean DEFAULT true)
+RETURNS bigint
 AS 'MODULE_PATHNAME', 'scipis_rebuild_block_index' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION scipis_drop_block_index(name text, if_exists boolean DEFAULT false)

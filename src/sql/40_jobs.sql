@@ -6,7 +6,7 @@ CREATE TABLE scipis_job (
     id              bigserial PRIMARY KEY,
     target          text NOT NULL,
     collection_id   bigint,             -- scipis_collection.id for collection jobs
-    kind            text NOT NULL CHECK (kind IN ('index')),
+    kind            text NOT NULL CHECK (kind IN ('index', 'block index')),
     state           text NOT NULL DEFAULT 'queued'
                     CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
     phase           text CHECK (phase IN ('crawling', 'indexing', 'flushing', 'committing')),
@@ -29,7 +29,8 @@ CREATE TABLE scipis_job (
     cancel_requested boolean NOT NULL DEFAULT false,
     worker_pid      integer,
     error_message   text,
-    error_sqlstate  text
+    error_sqlstate  text,
+    args            jsonb               -- block index jobs: variables, options, rebuild
 );
 CREATE INDEX scipis_job_open ON scipis_job (id) WHERE state IN ('queued', 'running');
 CREATE INDEX scipis_job_collection ON scipis_job (collection_id, submitted);
@@ -56,9 +57,12 @@ SELECT j.id, j.target, j.kind, j.state, j.phase,
        CASE WHEN v.may_see THEN j.error_message END AS error,
        CASE WHEN v.may_see THEN j.error_sqlstate END AS sqlstate
 FROM scipis_job j
-LEFT JOIN scipis_collection c ON c.id = j.collection_id,
+LEFT JOIN scipis_collection c ON c.id = j.collection_id
+LEFT JOIN scipis_block_index b ON j.kind = 'block index' AND b.name = j.target
+    AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = b.owner),
 LATERAL (SELECT coalesce(pg_has_role(current_user, j.submitted_by, 'USAGE'), false)
              OR coalesce(pg_has_role(current_user, c.owner, 'USAGE'), false)
+             OR coalesce(pg_has_role(current_user, b.owner, 'USAGE'), false)
              AS may_see) v;
 GRANT SELECT ON scipis_jobs TO PUBLIC;
 
