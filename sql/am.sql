@@ -96,6 +96,11 @@ REINDEX INDEX am_docs_body;
 SELECT id FROM am_docs WHERE body @@@ 'disk';
 REINDEX INDEX CONCURRENTLY am_docs_body;
 SELECT id FROM am_docs WHERE body @@@ 'truncate';
+DROP INDEX am_docs_body;
+CREATE INDEX CONCURRENTLY am_docs_body ON am_docs USING scipis (body);
+INSERT INTO am_docs VALUES (2, 'log', 'concurrently built disk');
+SELECT id FROM am_docs WHERE body @@@ 'disk' ORDER BY id;
+SELECT * FROM scipis_index_check('am_docs_body');
 
 -- scipis_index_check: nothing to report, until a row goes in while the index
 -- is not maintained (a superuser's catalog edit, as an example of damage).

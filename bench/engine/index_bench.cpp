@@ -38,7 +38,8 @@ double load_average() {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: index_bench --corpus DIR [--runs N] [--indexers N] [--readers N]\n"
-               "                   [--writers N] [--tfidf-mib N] [--depth N] [--keep DIR]\n");
+               "                   [--writers N] [--tfidf-mib N] [--depth N] [--keep DIR]\n"
+               "                   [--flags N]   (scipis_build_start_ex flags: 3 = as jobs build)\n");
   std::exit(2);
 }
 
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   std::string corpus;
   int runs = 3;
   std::string keep;
+  int flags = 0;
   for (int i = 1; i < argc; i++) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) usage();
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--tfidf-mib")) o.tfidf_index_size = std::strtoull(next(), nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--depth")) o.index_depth = std::atoi(next());
     else if (!std::strcmp(argv[i], "--keep")) keep = next();
+    else if (!std::strcmp(argv[i], "--flags")) flags = std::atoi(next());
     else usage();
   }
   if (corpus.empty() || runs < 1) usage();
@@ -80,7 +83,7 @@ int main(int argc, char** argv) {
     const double load = load_average();
     const double c0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
-    scipis_build* b = scipis_build_start(dir.c_str(), corpus.c_str(), &o, &err);
+    scipis_build* b = scipis_build_start_ex(dir.c_str(), corpus.c_str(), &o, flags, &err);
     if (b) {
       while (!scipis_build_wait(b, 100)) {
       }

@@ -71,6 +71,8 @@ typedef struct scipis_build_stats
 	uint64_t	skipped;		/* entries not indexed: unreadable, vanished */
 	uint64_t	index_bytes;
 	double		seconds;
+	uint64_t	resumed_files;	/* taken from an interrupted build's segments, not read */
+	uint64_t	resumed_bytes;
 } scipis_build_stats;
 
 typedef struct scipis_build scipis_build;
@@ -84,6 +86,14 @@ scipis_build *scipis_build_start(const char *dir, const char *root,
 								 const scipis_options *opts, scipis_error *err);
 /* Flags of scipis_build_start_ex. */
 #define SCIPIS_BUILD_COUNT_BYTES 1	/* the walk sums the sizes it finds (a statx each) */
+/*
+ * Resumable: each flushed segment is marked once durable, and an earlier
+ * build of the same options that did not commit is continued: its marked
+ * segments are kept and the files they hold are not read again.
+ */
+#define SCIPIS_BUILD_RESUME 2
+/* Tests: the build stops (as if canceled) after n marks, n < 65536. */
+#define SCIPIS_BUILD_STOP_AFTER_MARKS(n) ((int) ((unsigned) (n) << 8))
 scipis_build *scipis_build_start_ex(const char *dir, const char *root,
 									const scipis_options *opts, int flags,
 									scipis_error *err);
@@ -106,6 +116,8 @@ typedef struct scipis_build_progress
 	int			crawl_done;		/* the walk has ended: found are the totals */
 	int			phase;			/* scipis_build_phase */
 	double		seconds;
+	uint64_t	resumed_files;	/* of the done ones: kept from an interrupted build */
+	uint64_t	resumed_bytes;
 } scipis_build_progress;
 
 /* Safe to call at any time between start and finish, from the owning thread. */

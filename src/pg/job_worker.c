@@ -222,11 +222,12 @@ phase_name(int phase)
 
 /* Writes the progress; returns whether the row asks for a cancel. */
 bool
-job_report_progress(int64 job_id, const scipis_build_progress *p, const char *phase)
+job_report_progress(JobRun *r, const scipis_build_progress *p, const char *phase)
 {
-	Oid			types[8] = {INT8OID, TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, BOOLOID,
-	FLOAT8OID};
-	Datum		values[8];
+	int64		job_id = r->job_id;
+	Oid			types[12] = {INT8OID, TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, BOOLOID,
+	FLOAT8OID, INT8OID, INT8OID, INT8OID, FLOAT8OID};
+	Datum		values[12];
 	bool		cancel;
 
 	values[0] = Int64GetDatum(job_id);
@@ -237,13 +238,19 @@ job_report_progress(int64 job_id, const scipis_build_progress *p, const char *ph
 	values[5] = Int64GetDatum((int64) p->bytes_found);
 	values[6] = BoolGetDatum(p->crawl_done != 0);
 	values[7] = Float8GetDatum(p->seconds);
+	values[8] = Int64GetDatum((int64) p->resumed_files);
+	values[9] = Int64GetDatum((int64) p->resumed_bytes);
+	values[10] = Int64GetDatum(r->base_read + (int64) (p->bytes_done - p->resumed_bytes));
+	values[11] = Float8GetDatum(r->base_seconds + p->seconds);
 	job_begin_tx();
 	cancel = scipis_job_query_int8(psprintf("UPDATE %s SET phase = $2, files_done = $3,"
 											" bytes_done = $4, files_found = $5, bytes_found = $6,"
-											" crawl_done = $7, run_seconds = $8 WHERE id = $1"
+											" crawl_done = $7, run_seconds = $8, resumed_files = $9,"
+											" resumed_bytes = $10, read_bytes = $11, busy_seconds = $12"
+											" WHERE id = $1"
 											" RETURNING (cancel_requested OR state = 'canceled')::int::int8",
 											scipis_job_table()),
-								   8, types, values) != 0;
+								   12, types, values) != 0;
 	job_commit_tx();
 	return cancel;
 }
@@ -285,14 +292,19 @@ job_mark_running(JobRun *r, int64 files, int64 bytes)
 	values[0] = Int64GetDatum(r->job_id);
 	values[1] = Int64GetDatum(files);
 	values[2] = Int64GetDatum(bytes);
-	scipis_job_exec(psprintf("UPDATE %s SET state = 'running', phase = 'crawling',"
-							 " started = now(), finished = NULL, worker_pid = pg_backend_pid(),"
-							 " attempts = attempts + 1, files_done = 0, bytes_done = 0,"
-							 " files_found = 0, bytes_found = 0, crawl_done = false,"
-							 " run_seconds = 0, expected_files = nullif($2, -1),"
-							 " expected_bytes = nullif($3, -1) WHERE id = $1",
-							 scipis_job_table()),
-					3, types, values);
+	/* read_bytes and busy_seconds add up over the attempts. */
+	r->base_read = scipis_job_query_int8(psprintf("UPDATE %s SET state = 'running', phase = 'crawling',"
+												  " started = now(), finished = NULL, worker_pid = pg_backend_pid(),"
+												  " attempts = attempts + 1, files_done = 0, bytes_done = 0,"
+												  " files_found = 0, bytes_found = 0, crawl_done = false,"
+												  " resumed_files = 0, resumed_bytes = 0,"
+												  " run_seconds = 0, expected_files = nullif($2, -1),"
+												  " expected_bytes = nullif($3, -1) WHERE id = $1"
+												  " RETURNING read_bytes", scipis_job_table()),
+										 3, types, values);
+	r->base_seconds = (double) scipis_job_query_int8(psprintf("SELECT (busy_seconds * 1e6)::int8 FROM %s"
+															  " WHERE id = $1", scipis_job_table()),
+													 1, types, values) / 1e6;
 }
 
 /*
@@ -319,7 +331,7 @@ job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p, const cha
 	{
 		scipis_build_progress none = {0};
 
-		cancel = job_report_progress(r->job_id, p ? p : &none, phase);
+		cancel = job_report_progress(r, p ? p : &none, phase);
 		*last = GetCurrentTimestamp();
 	}
 	if (cancel)
@@ -379,7 +391,8 @@ build_collection(JobRun *r, int threads)
 	if (opts.reader_threads == 0 || opts.reader_threads > threads)
 		opts.reader_threads = Min(threads, 4);
 
-	current_build = scipis_build_start_ex(r->dir, r->c.root, &opts, SCIPIS_BUILD_COUNT_BYTES, &err);
+	current_build = scipis_build_start_ex(r->dir, r->c.root, &opts,
+										  SCIPIS_BUILD_COUNT_BYTES | SCIPIS_BUILD_RESUME, &err);
 	if (current_build == NULL)
 		scipis_raise(&err);
 	r->end = RUN_SUCCEEDED;
@@ -398,10 +411,12 @@ build_collection(JobRun *r, int threads)
 		current_build = NULL;
 		if (r->end == RUN_DEAD)
 			proc_exit(1);
+		/* What this attempt read counts, for the next one. */
+		(void) job_report_progress(r, &p, phase_name(p.phase));
 		return r->end;
 	}
 	scipis_build_get_progress(current_build, &p);
-	(void) job_report_progress(r->job_id, &p, "committing");
+	(void) job_report_progress(r, &p, "committing");
 	end = scipis_build_finish(current_build, &r->stats, &err) == 0 ? RUN_SUCCEEDED : RUN_FAILED;
 	current_build = NULL;
 	if (end == RUN_FAILED)
@@ -423,10 +438,11 @@ result_json(const scipis_build_stats *s)
 	return psprintf("{\"files\": " UINT64_FORMAT ", \"bytes\": " UINT64_FORMAT
 					", \"tokens\": " UINT64_FORMAT ", \"terms\": " UINT64_FORMAT
 					", \"segments\": " UINT64_FORMAT ", \"seconds\": %.6f"
-					", \"mib_per_s\": %.3f, \"skipped\": " UINT64_FORMAT "}",
+					", \"mib_per_s\": %.3f, \"skipped\": " UINT64_FORMAT
+					", \"resumed_files\": " UINT64_FORMAT ", \"resumed_bytes\": " UINT64_FORMAT "}",
 					(uint64) s->files, (uint64) s->bytes, (uint64) s->tokens,
 					(uint64) s->terms, (uint64) s->segments, s->seconds, mib,
-					(uint64) s->skipped);
+					(uint64) s->skipped, (uint64) s->resumed_files, (uint64) s->resumed_bytes);
 }
 
 static void
@@ -459,6 +475,30 @@ record_end(JobRun *r, RunEnd end)
 					   " error_sqlstate = nullif($5, '') WHERE id = $1", scipis_job_table());
 	scipis_job_exec(sql, end == RUN_INTERRUPTED ? 1 : 5, types, values);
 	job_commit_tx();
+}
+
+/*
+ * A queued job's collection dropped while it ran: the drop removed the
+ * directory while the build still wrote into it, so what is left goes now.
+ * (A waited job's collection may exist only in its caller's transaction.)
+ */
+static void
+remove_if_dropped(JobRun *r)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(r->c.id)};
+	bool		exists;
+	scipis_error err;
+
+	job_begin_tx();
+	exists = scipis_job_query_int8(psprintf("SELECT count(*) FROM %s.scipis_collection WHERE id = $1",
+											quote_identifier(get_namespace_name(scipis_extension_schema()))),
+								   1, types, values) > 0;
+	job_commit_tx();
+	if (!exists && scipis_remove_dir(r->dir, &err) != 0)
+		ereport(WARNING,
+				(errmsg("scipis: could not remove the files of dropped collection \"%s\": %s",
+						r->c.name, err.message)));
 }
 
 /* The run of one job whose row exists and whose job lock this process holds. */
@@ -520,6 +560,9 @@ run_job(JobRun *r)
 	/* A drop of the collection while it ran shows as its files vanishing. */
 	if (end == RUN_FAILED && cancel_requested(r->job_id))
 		end = RUN_CANCELED;
+	/* Before the end shows, so that a canceled job has nothing left behind. */
+	if (waited == NULL && r->kind == JOB_COLLECTION && end != RUN_SUCCEEDED && end != RUN_INTERRUPTED)
+		remove_if_dropped(r);
 	record_end(r, end);
 	release_threads();
 	if (own_slot)

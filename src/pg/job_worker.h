@@ -31,6 +31,8 @@ typedef struct JobRun
 	char	   *path;			/* absolute; chosen by the caller when waited */
 	char	   *file;			/* relative, when this worker chose it */
 	RunEnd		end;
+	int64		base_read;		/* read_bytes and busy_seconds of earlier attempts */
+	double		base_seconds;
 	scipis_build_stats stats;
 	scipis_block_info block_info;
 	ErrorData  *error;
@@ -44,7 +46,7 @@ void		job_commit_tx(void);
 int			job_machine_cores(void);
 void		job_check_role(JobRun *r, const char *what);
 void		job_mark_running(JobRun *r, int64 files, int64 bytes);
-bool		job_report_progress(int64 job_id, const scipis_build_progress *p, const char *phase);
+bool		job_report_progress(JobRun *r, const scipis_build_progress *p, const char *phase);
 bool		job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p,
 					 const char *phase);
 

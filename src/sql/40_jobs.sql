@@ -30,7 +30,11 @@ CREATE TABLE scipis_job (
     worker_pid      integer,
     error_message   text,
     error_sqlstate  text,
-    args            jsonb               -- block index jobs: variables, options, rebuild
+    args            jsonb,              -- block index jobs: variables, options, rebuild
+    resumed_files   bigint NOT NULL DEFAULT 0,  -- of the done: kept from an interrupted run
+    resumed_bytes   bigint NOT NULL DEFAULT 0,
+    read_bytes      bigint NOT NULL DEFAULT 0,  -- read by every attempt together
+    busy_seconds    double precision NOT NULL DEFAULT 0  -- building, every attempt together
 );
 CREATE INDEX scipis_job_open ON scipis_job (id) WHERE state IN ('queued', 'running');
 CREATE INDEX scipis_job_collection ON scipis_job (collection_id, submitted);
@@ -43,14 +47,16 @@ SELECT j.id, j.target, j.kind, j.state, j.phase,
        j.files_done, j.bytes_done, j.files_found, j.bytes_found,
        CASE WHEN j.crawl_done THEN j.files_found END AS files_total,
        CASE WHEN j.crawl_done THEN j.bytes_found END AS bytes_total,
-       round((j.bytes_done / 1048576.0 / nullif(j.run_seconds, 0))::numeric, 1) AS mib_per_s,
+       j.resumed_files, j.resumed_bytes, j.read_bytes, j.busy_seconds,
+       round(((j.bytes_done - j.resumed_bytes) / 1048576.0 / nullif(j.run_seconds, 0))::numeric, 1)
+           AS mib_per_s,
        CASE WHEN j.state = 'running' THEN now() - j.started
             ELSE j.finished - j.started END AS elapsed,
-       CASE WHEN j.state = 'running' AND j.bytes_done > 0 AND j.run_seconds > 0 THEN
+       CASE WHEN j.state = 'running' AND j.bytes_done > j.resumed_bytes AND j.run_seconds > 0 THEN
             make_interval(secs => greatest(0,
                 (CASE WHEN j.crawl_done THEN j.bytes_found
                       ELSE greatest(j.bytes_found, coalesce(j.expected_bytes, 0)) END
-                 - j.bytes_done) * j.run_seconds / j.bytes_done))
+                 - j.bytes_done) * j.run_seconds / nullif(j.bytes_done - j.resumed_bytes, 0)))
        END AS time_left,
        j.submitted_by::regrole AS submitted_by, j.scheduled,
        j.submitted, j.started, j.finished, j.attempts,

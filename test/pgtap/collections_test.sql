@@ -6,10 +6,15 @@ SELECT setting || '/scipis/loghub-2k' AS sample FROM pg_config WHERE name = 'SHA
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS scipis;
-SELECT plan(24);
+SELECT plan(31);
 
 SELECT has_function('scipis_create_collection', ARRAY['text', 'text', 'jsonb']);
-SELECT has_function('scipis_index', ARRAY['text']);
+SELECT has_function('scipis_index', ARRAY['text', 'boolean']);
+SELECT has_function('scipis_cancel_job', ARRAY['bigint']);
+SELECT has_function('scipis_wait_job', ARRAY['bigint', 'interval']);
+SELECT has_function('scipis_run_jobs', ARRAY[]::text[]);
+SELECT has_function('scipis_create_block_index', ARRAY['text', 'jsonb', 'jsonb', 'boolean']);
+SELECT has_view('scipis_jobs');
 SELECT has_function('scipis_search', ARRAY['text', 'text', 'integer', 'text', 'text']);
 SELECT has_function('scipis_lookup', ARRAY['text']);
 SELECT has_function('scipis_drop_collection', ARRAY['text']);
@@ -22,6 +27,14 @@ SELECT scipis_create_collection('tap_a', :'sample');
 SELECT scipis_create_collection('tap_b', :'sample', '{"index_depth": 1, "split_factor": 64}');
 SELECT lives_ok($$SELECT * FROM scipis_index('tap_a')$$, 'index tap_a');
 SELECT lives_ok($$SELECT * FROM scipis_index('tap_b')$$, 'index tap_b');
+-- The job's counters against what pg_ls_dir and pg_stat_file say of the tree.
+SELECT results_eq(
+  $$SELECT files_done, files_total, bytes_done, bytes_total FROM scipis_jobs
+    WHERE target = 'tap_a' AND state = 'succeeded' ORDER BY id DESC LIMIT 1$$,
+  format($$SELECT count(*), count(*), sum((pg_stat_file(%L || '/' || f)).size)::bigint,
+                  sum((pg_stat_file(%L || '/' || f)).size)::bigint FROM pg_ls_dir(%L) f$$,
+         :'sample', :'sample', :'sample'),
+  'the job of tap_a counted every file and byte of the tree');
 
 SELECT set_eq(
   format($$SELECT path FROM scipis_files WHERE collection = 'tap_a'$$),

@@ -11,10 +11,10 @@ use Test::More;
 use File::Path qw(make_path);
 use Time::HiRes qw(time usleep);
 
-# 4,000 files of mostly distinct tokens with a 1 MB term table and one
+# 8,000 files of mostly distinct tokens with a 1 MB term table and one
 # indexer thread: a build takes seconds, so that stops land inside it.
 my $tree = PostgreSQL::Test::Utils::tempdir();
-for my $d (0 .. 39) {
+for my $d (0 .. 79) {
 	make_path("$tree/d$d");
 	for my $f (0 .. 99) {
 		my $n = $d * 100 + $f;
@@ -85,7 +85,7 @@ for my $i (1 .. $#samples) {
 }
 ok($grows, 'files and bytes done and files found never went down (' . scalar(@samples) . ' samples)');
 is(job($id, 'files_done || \' \' || files_total || \' \' || (bytes_done = bytes_total)::int'),
-	'4000 4000 1', 'the job ends at the totals');
+	'8000 8000 1', 'the job ends at the totals');
 is(answers('c'), $clean, 'the collection answers as the clean build');
 
 # Cancel: the job stops within a second and the previous index answers.
@@ -116,10 +116,20 @@ is($node->safe_psql('postgres',
 	't', 'the second started after the first had finished');
 
 # Stops and a killed worker during a job: the job runs again after the
-# restart and the index answers as the clean build.
+# restart, keeps the segments flushed before the stop (it reads fewer
+# bytes than the tree holds) and the index answers as the clean build.
+my $scipis_dir = $node->data_dir . '/scipis';
 for my $how ('fast', 'immediate', 'kill9') {
 	$id = queue('c');
 	wait_running($id);
+	# Until the build has marked a flushed segment.
+	my $marked = 0;
+	for (1 .. 600) {
+		my @marks = glob("$scipis_dir/*/c*/g*/file_index_*/seg_*.done");
+		if (@marks) { $marked = 1; last; }
+		usleep(20_000);
+	}
+	ok($marked, "a segment was marked before the $how stop");
 	my $attempts = job($id, 'attempts');
 	if ($how eq 'kill9') {
 		my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM scipis_job WHERE id = $id");
@@ -136,16 +146,24 @@ for my $how ('fast', 'immediate', 'kill9') {
 	ok(wait_state($id, "'succeeded', 'failed', 'canceled'"), "after a $how stop the job ends");
 	is(job($id, 'state'), 'succeeded', "after a $how stop the job succeeded");
 	cmp_ok(job($id, 'attempts'), '>', $attempts, "after a $how stop the job ran again");
+	my ($rfiles, $rbytes, $read, $total) = split /\|/,
+	  job($id, 'resumed_files, resumed_bytes, bytes_done - resumed_bytes, bytes_total');
+	note("after the $how stop: $rfiles files ($rbytes bytes) kept, $read of $total bytes read again");
+	cmp_ok($rfiles, '>', 0, "after a $how stop the run kept the flushed segments' files");
+	cmp_ok($read, '<', $total, "after a $how stop the run read fewer bytes than the tree holds");
 	is(answers('c'), $clean, "after a $how stop the collection answers as the clean build");
 }
 
 # Dropping the collection during its job cancels the job.
 $node->safe_psql('postgres', "SELECT scipis_create_collection('doomed', '$tree', '$opts')");
+my $doomed = $node->safe_psql('postgres', "SELECT id FROM scipis_collection WHERE name = 'doomed'");
 $id = queue('doomed');
 wait_running($id);
 $node->safe_psql('postgres', "SELECT scipis_drop_collection('doomed')");
 ok(wait_state($id, "'succeeded', 'failed', 'canceled'"), 'the dropped collection\'s job ends');
 is(job($id, 'state'), 'canceled', 'dropping the collection canceled its job');
+my @left = glob("$scipis_dir/*/c$doomed");
+is(scalar(@left), 0, 'nothing of the dropped collection is left on disk');
 
 # Another role can neither cancel a job nor read its error.
 $node->safe_psql('postgres', 'CREATE ROLE other LOGIN');

@@ -48,6 +48,41 @@ void AmQuery::prepare(const scipis_am_view& view, const scipis_am_reader& rd) {
   prepared_ = true;
 }
 
+namespace {
+
+// The best k hits after a cursor, in the order first(a, b) defines; its
+// top is the worst kept.
+template <typename First>
+class BestAfter {
+ public:
+  BestAfter(First first, uint64_t k, bool has_after, const scipis_am_hit& after)
+      : first_(first), heap_(first), k_(k), has_after_(has_after), after_(after) {}
+  // The k-th best so far, when there are k.
+  const scipis_am_hit* kth() const { return heap_.size() == k_ ? &heap_.top() : nullptr; }
+  void offer(const scipis_am_hit& h) {
+    if (has_after_ && !first_(after_, h)) return;
+    if (heap_.size() < k_) {
+      heap_.push(h);
+    } else if (first_(h, heap_.top())) {
+      heap_.pop();
+      heap_.push(h);
+    }
+  }
+  void drain(std::vector<scipis_am_hit>& out) {
+    for (; !heap_.empty(); heap_.pop()) out.push_back(heap_.top());
+    std::reverse(out.begin(), out.end());
+  }
+
+ private:
+  First first_;
+  std::priority_queue<scipis_am_hit, std::vector<scipis_am_hit>, First> heap_;
+  uint64_t k_;
+  bool has_after_;
+  scipis_am_hit after_;
+};
+
+}  // namespace
+
 void AmQuery::adopt(const AmQuery& from) {
   if (!from.prepared_ || from.terms_.size() != terms_.size() || from.ranking_ != ranking_)
     fail(SCIPIS_E_INTERNAL, "query statistics taken from another query");
@@ -111,8 +146,7 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
     if (a.score != b.score) return a.score > b.score;
     return a.tid < b.tid;
   };
-  const scipis_am_hit after{after_tid, after_score, 0};
-  std::priority_queue<scipis_am_hit, std::vector<scipis_am_hit>, decltype(better)> heap(better);
+  BestAfter best(better, k, has_after, scipis_am_hit{after_tid, after_score, 0});
   const size_t nt = terms_.size();
   std::vector<Scorer> sc(nt);
   for (size_t t = 0; t < nt; t++) sc[t] = Scorer{ranking_, idf_[t], static_cast<double>(terms_[t].qf), avgdl_};
@@ -163,7 +197,7 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
     absl::node_hash_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> decoded;
     using Next = std::pair<uint32_t, size_t>;  // (ordinal, active index)
     for (const Range& r : ranges) {
-      if (heap.size() == k && r.bound * kBoundMargin < heap.top().score) break;
+      if (best.kth() && r.bound * kBoundMargin < best.kth()->score) break;
       std::vector<size_t> pos(r.nact), end(r.nact);
       std::vector<const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>*> blk(r.nact);
       std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
@@ -197,22 +231,11 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
           if (++pos[a] < end[a]) next.push({blk[a]->first[pos[a]], a});
         }
         if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
-        const scipis_am_hit h{s.doc(ord).tid, score, 0};
-        if (has_after && !better(after, h)) continue;
-        if (heap.size() < k) {
-          heap.push(h);
-        } else if (better(h, heap.top())) {
-          heap.pop();
-          heap.push(h);
-        }
+        best.offer(scipis_am_hit{s.doc(ord).tid, score, 0});
       }
     }
   }
-  while (!heap.empty()) {
-    hits.push_back(heap.top());
-    heap.pop();
-  }
-  std::reverse(hits.begin(), hits.end());
+  best.drain(hits);
 }
 
 void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,
@@ -222,8 +245,7 @@ void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint6
     if (a.is_null != b.is_null) return a.is_null < b.is_null;
     return a.tid < b.tid;
   };
-  const scipis_am_hit after{after_tid, 0, after_null ? 1 : 0};
-  std::priority_queue<scipis_am_hit, std::vector<scipis_am_hit>, decltype(before)> heap(before);
+  BestAfter best(before, k, has_after, scipis_am_hit{after_tid, 0, after_null ? 1 : 0});
   for (auto& src : open_view(view, rd)) {
     Source& s = *src;
     const uint64_t n = s.stats().ndocs;
@@ -232,21 +254,10 @@ void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint6
     for (uint64_t ord = 0; ord < n; ord++) {
       if (hit[ord]) continue;
       const DocEntry d = s.doc(static_cast<uint32_t>(ord));
-      const scipis_am_hit h{d.tid, 0, d.len == kLenNull ? 1 : 0};
-      if (has_after && !before(after, h)) continue;
-      if (heap.size() < k) {
-        heap.push(h);
-      } else if (before(h, heap.top())) {
-        heap.pop();
-        heap.push(h);
-      }
+      best.offer(scipis_am_hit{d.tid, 0, d.len == kLenNull ? 1 : 0});
     }
   }
-  while (!heap.empty()) {
-    hits.push_back(heap.top());
-    heap.pop();
-  }
-  std::reverse(hits.begin(), hits.end());
+  best.drain(hits);
 }
 
 void AmQuery::matches(const scipis_am_view& view, const scipis_am_reader& rd) {

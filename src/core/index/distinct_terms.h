@@ -28,6 +28,11 @@ class DistinctTerms {
     for (size_t i = 0; i < kRegisters; i++)
       if (o.reg_[i] > reg_[i]) reg_[i] = o.reg_[i];
   }
+  // The registers, to keep with a resumable flush and load again.
+  const std::vector<uint8_t>& registers() const { return reg_; }
+  void load(const std::vector<uint8_t>& r) {
+    if (r.size() == kRegisters) reg_ = r;
+  }
   uint64_t estimate() const {
     double sum = 0;
     size_t zeros = 0;

@@ -192,6 +192,13 @@ bool TfIdfIndex::full() const {
   return terms_ + kAddsPerFullCheck >= limit_ || arena_used_ >= arena_cap_;
 }
 
+bool TfIdfIndex::nearly_full(double frac) const {
+  if (terms_ == 0) return false;
+  return static_cast<double>(terms_ + kAddsPerFullCheck) >= frac * static_cast<double>(limit_) ||
+         static_cast<double>(arena_used_) >= frac * static_cast<double>(arena_cap_) ||
+         last_rel_ >= kMaxRelSeq / 2;
+}
+
 // The table's slot order is nearly the dictionary order already: a term
 // sits at or after its home slot, homes ascend with the hash, and a run of
 // occupied slots is never crossed by a term from outside it. Read from an

@@ -122,6 +122,9 @@ class TfIdfIndex {
   // True when the index holds 90% of its budget, its table is three
   // quarters full, or either would be within kAddsPerFullCheck adds.
   bool full() const;
+  // Past frac of what full() allows: a resumable build flushes between
+  // files from here, so that few segments end inside a file.
+  bool nearly_full(double frac) const;
   bool empty() const { return terms_ == 0; }
   size_t memory() const;
   size_t terms() const { return terms_; }

@@ -35,6 +35,7 @@ struct scipis_build {
   std::exception_ptr error;
   std::vector<std::string> garbage;
   std::chrono::steady_clock::time_point started;
+  uint64_t resumed_files = 0, resumed_bytes = 0;
 };
 
 namespace {
@@ -57,14 +58,15 @@ uint64_t next_generation(const std::string& dir, const Manifest* current) {
 
 // Files no manifest names are left-overs of a cancelled, failed or crashed
 // build: garbage, removed while the next build runs.
-std::vector<std::string> list_garbage(const std::string& dir, const Manifest* current) {
+std::vector<std::string> list_garbage(const std::string& dir, const Manifest* current,
+                                      const std::string& resumed) {
   std::string keep = current ? "g" + std::to_string(current->generation) : "";
   std::vector<std::string> doomed;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return doomed;
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n == "." || n == ".." || n == "MANIFEST" || n == keep) continue;
+    if (n == "." || n == ".." || n == "MANIFEST" || n == keep || n == resumed) continue;
     doomed.push_back(dir + "/" + n);
   }
   ::closedir(d);
@@ -77,6 +79,49 @@ void resolve_threads(scipis_options& o) {
   if (o.indexer_threads == 0) o.indexer_threads = cpus;
   if (o.reader_threads == 0) o.reader_threads = std::min(cpus, 4);
   if (o.writer_threads == 0) o.writer_threads = 1;
+}
+
+// What must match for a generation to be continued: everything that
+// decides which files are read and how segments are laid out.
+std::string fingerprint(const PipelineConfig& c) {
+  std::string f = "scipis build 1\nroot " + c.root + "\n";
+  f += "split " + std::to_string(c.opts.split_factor) + " indexers " +
+       std::to_string(c.opts.indexer_threads) + " depth " + std::to_string(c.opts.index_depth) +
+       " symlinks " + std::to_string(c.rules.follow_symlinks) + "\ndelimiters ";
+  f.append(reinterpret_cast<const char*>(c.opts.delimiter), 256);
+  for (const auto& g : c.rules.include) f += "\ninclude " + g;
+  for (const auto& g : c.rules.exclude) f += "\nexclude " + g;
+  return f;
+}
+
+// The newest generation after current that a build with this fingerprint
+// left uncommitted: "g<N>", or empty.
+std::string resumable_generation(const std::string& dir, const Manifest* current,
+                                 const std::string& fp) {
+  uint64_t best = 0;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (struct dirent* e = ::readdir(d)) {
+      if (e->d_name[0] != 'g') continue;
+      char* end;
+      unsigned long long g = std::strtoull(e->d_name + 1, &end, 10);
+      if (*end != '\0' || g <= (current ? current->generation : 0) || g <= best) continue;
+      std::string bytes;
+      if (read_file(dir + "/" + e->d_name + "/" + kBuildFingerprintFile, bytes) && bytes == fp)
+        best = g;
+    }
+    ::closedir(d);
+  }
+  return best ? "g" + std::to_string(best) : "";
+}
+
+// The marks are of no use once the generation is live.
+void remove_marks(const PipelineConfig& c) {
+  for (int i = 0; i < c.opts.indexer_threads; i++) {
+    const std::string fdir = c.gen_dir + "/" + file_dir(static_cast<uint32_t>(i)) + "/";
+    for (uint32_t s = 0;; s++)
+      if (::unlink((fdir + seg_mark(s)).c_str()) != 0) break;
+  }
+  ::unlink((c.gen_dir + "/" + kBuildFingerprintFile).c_str());
 }
 
 void coordinate(scipis_build* b) {
@@ -92,6 +137,8 @@ void coordinate(scipis_build* b) {
     b->pipeline->run();
     auto& m = b->next;
     m.segments = b->pipeline->segments();
+    if (b->cfg.resume)
+      m.segments.insert(m.segments.end(), b->cfg.resume->kept.begin(), b->cfg.resume->kept.end());
     std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
       return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
     });
@@ -146,10 +193,7 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
     } catch (const Error&) {
       // A damaged manifest is replaced by this build.
     }
-    b->garbage = list_garbage(b->dir, current ? &*current : nullptr);
-    b->next.generation = next_generation(b->dir, current ? &*current : nullptr);
     b->cfg.root = r;
-    b->cfg.gen_dir = b->next.gen_dir(b->dir);
     b->cfg.opts = *opts;
     resolve_threads(b->cfg.opts);
     for (int i = 0; i < opts->n_include; i++) b->cfg.rules.include.emplace_back(opts->include[i]);
@@ -158,6 +202,25 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
     b->cfg.opts.exclude = nullptr;
     b->cfg.rules.follow_symlinks = opts->follow_symlinks != 0;
     b->cfg.count_found_bytes = (flags & SCIPIS_BUILD_COUNT_BYTES) != 0;
+    b->cfg.marks = (flags & SCIPIS_BUILD_RESUME) != 0;
+    b->cfg.stop_after_marks = static_cast<uint32_t>(flags >> 8) & 0xffff;
+    const Manifest* cur = current ? &*current : nullptr;
+    const std::string fp = fingerprint(b->cfg);
+    const std::string resumed = b->cfg.marks ? resumable_generation(b->dir, cur, fp) : "";
+    b->garbage = list_garbage(b->dir, cur, resumed);
+    b->next.generation =
+        resumed.empty() ? next_generation(b->dir, cur) : std::strtoull(resumed.c_str() + 1, nullptr, 10);
+    b->cfg.gen_dir = b->next.gen_dir(b->dir);
+    if (!resumed.empty()) {
+      auto st = std::make_shared<ResumeState>(
+          plan_resume(b->cfg.gen_dir, static_cast<uint32_t>(b->cfg.opts.indexer_threads)));
+      b->resumed_files = st->files;
+      b->resumed_bytes = st->bytes;
+      b->cfg.resume = std::move(st);
+    } else if (b->cfg.marks) {
+      mkdir_p(b->cfg.gen_dir);
+      write_file_durable(b->cfg.gen_dir + "/" + kBuildFingerprintFile, fp, true);
+    }
     b->next.split_factor = static_cast<uint32_t>(opts->split_factor);
     b->next.indexers = static_cast<uint32_t>(b->cfg.opts.indexer_threads);
     std::memcpy(b->next.delimiter, opts->delimiter, 256);
@@ -204,6 +267,8 @@ extern "C" void scipis_build_get_progress(scipis_build* b, scipis_build_progress
                                               : SCIPIS_PHASE_CRAWLING;
   p->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+  p->resumed_files = b->resumed_files;
+  p->resumed_bytes = b->resumed_bytes;
 }
 
 extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
@@ -222,6 +287,12 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
       if (read_file(manifest_path(b->dir), mbytes))
         old_gen = Manifest::decode(manifest_path(b->dir), mbytes).gen_dir(b->dir);
     } catch (const Error&) {
+    }
+    // Marks stay until the commit: a build stopped after its last flush
+    // is resumed whole.
+    if (b->cfg.marks) {
+      remove_marks(b->cfg);
+      b->next.index_bytes = tree_bytes(b->cfg.gen_dir);
     }
     fsync_dir(b->cfg.gen_dir);
     fsync_dir(b->dir);
@@ -242,6 +313,8 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                    b->started)
                          .count();
+    stats->resumed_files = b->resumed_files;
+    stats->resumed_bytes = b->resumed_bytes;
   });
   return rc;
 }

@@ -156,6 +156,9 @@ void Crawler::run(std::atomic<uint64_t>& skipped) {
             found_.bytes.fetch_add(sx.stx_size, std::memory_order_relaxed);
         }
         found_.files.fetch_add(1, std::memory_order_relaxed);
+        if (rules_.done && !rules_.done->empty() &&
+            rules_.done->contains(path_key(w.path + "/" + std::string(name))))
+          continue;
         batch.add(name, via_symlink);
         if (batch.files.size() == FileBatch::kMaxFiles) {
           if (!out_.push(std::move(batch))) return;

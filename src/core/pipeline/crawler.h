@@ -10,7 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "pipeline/queue.h"
+#include "pipeline/resume.h"
 
 namespace scipis {
 
@@ -52,6 +54,8 @@ struct CrawlRules {
   std::vector<std::string> include;
   std::vector<std::string> exclude;
   bool follow_symlinks = false;
+  // A resumed build's files already indexed (pipeline/resume.h): not read again.
+  const absl::flat_hash_set<PathKey>* done = nullptr;
 };
 
 // What the walk has found so far, for progress reports. Sizes cost a statx

@@ -37,6 +37,10 @@ struct FlushBuffers {
 
 struct FlushJob {
   SegmentRef ref;
+  // For a resumable build's mark (pipeline/resume.h), written after the segment.
+  bool partial = false;
+  uint64_t next_seq = 0, files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
+  std::vector<uint8_t> sketch;
   OutBuffer tf_data;
   std::vector<OutBuffer> tf_meta;
   std::string file_data;

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -26,6 +28,8 @@ constexpr size_t kIndexerQueue = 4;
 // open: with the readers' batches, some 20 descriptors at most, as a
 // backend's descriptor budget belongs to PostgreSQL (max_files_per_process).
 constexpr size_t kFileBatches = 16;
+// A resumable build flushes between files once its term table is this full.
+constexpr double kResumableFill = 0.9;
 }
 
 Pipeline::Pipeline(PipelineConfig cfg)
@@ -43,7 +47,17 @@ Pipeline::Pipeline(PipelineConfig cfg)
     // few buffers, and the shared pool keeps feeding the others.
     to_indexer_.push_back(std::make_unique<BoundedQueue<ReadMsg>>(kIndexerQueue, &stop_));
     sketches_.push_back(std::make_unique<DistinctTerms>());
+    if (cfg_.resume && static_cast<size_t>(i) < cfg_.resume->indexers.size())
+      sketches_.back()->load(cfg_.resume->indexers[static_cast<size_t>(i)].sketch);
     free_indexers_.push(i);
+  }
+  if (cfg_.resume) {
+    // What the kept segments hold counts as done.
+    totals_.files = cfg_.resume->files;
+    totals_.bytes = cfg_.resume->bytes;
+    totals_.tokens = cfg_.resume->tokens;
+    totals_.docs_with_tokens = cfg_.resume->docs_with_tokens;
+    cfg_.rules.done = &cfg_.resume->done;
   }
 }
 
@@ -349,6 +363,19 @@ void Pipeline::indexer_loop(int id) {
   PathIndex paths(o.path_index_size);
   uint64_t next_seq = 0, first_seq = 0;
   uint32_t seg_no = 0;
+  // This indexer's complete files so far, for the marks; in_doc: a file's
+  // tokens are being added and its record is not yet.
+  uint64_t my_files = 0, my_bytes = 0, my_tokens = 0, my_with_tokens = 0;
+  bool in_doc = false;
+  if (cfg_.resume && static_cast<size_t>(id) < cfg_.resume->indexers.size()) {
+    const auto& r = cfg_.resume->indexers[static_cast<size_t>(id)];
+    seg_no = r.segs;
+    next_seq = first_seq = r.next_seq;
+    my_files = r.files;
+    my_bytes = r.bytes;
+    my_tokens = r.tokens;
+    my_with_tokens = r.docs_with_tokens;
+  }
   std::string cur_path;
   DocInfo cur{};
   uint32_t since_check = 0;
@@ -364,6 +391,15 @@ void Pipeline::indexer_loop(int id) {
     job.ref.seg = seg_no++;
     job.ref.first_seq = first_seq;
     job.ref.docs = paths.count();
+    if (cfg_.marks) {
+      job.partial = in_doc;
+      job.next_seq = next_seq;
+      job.files = my_files;
+      job.bytes = my_bytes;
+      job.tokens = my_tokens;
+      job.docs_with_tokens = my_with_tokens;
+      job.sketch = sketches_[static_cast<size_t>(id)]->registers();
+    }
     {
       std::lock_guard<std::mutex> lk(spare_mu_);
       if (!spare_buffers_.empty()) {
@@ -419,6 +455,7 @@ void Pipeline::indexer_loop(int id) {
       case ReadMsg::kBegin:
         cur = DocInfo::of(next_seq++, 0, m->attrs);
         cur_path = std::move(m->path);
+        in_doc = true;
         break;
       case ReadMsg::kBlock:
         index_bytes(m->data, m->len,
@@ -428,10 +465,15 @@ void Pipeline::indexer_loop(int id) {
       case ReadMsg::kEnd:
         cur.size = m->size;
         paths.add(cur, cur_path);
+        in_doc = false;
+        my_files++;
+        my_bytes += cur.size;
+        my_tokens += cur.tokens;
+        my_with_tokens += cur.tokens != 0;
         totals_.files++;
         totals_.tokens += cur.tokens;
         if (cur.tokens) totals_.docs_with_tokens++;
-        if (paths.full() || tf.full()) flush();
+        if (paths.full() || tf.full() || (cfg_.marks && tf.nearly_full(kResumableFill))) flush();
         break;
       case ReadMsg::kFiles: {
         // Each packed file is a document, as if it had come as Begin, one
@@ -442,11 +484,17 @@ void Pipeline::indexer_loop(int id) {
         uint64_t tokens = 0, with_tokens = 0;
         for (const PackedFile& f : pack.files) {
           cur = DocInfo::of(next_seq++, f.len, f.attrs);
+          in_doc = true;
           if (f.len) index_bytes(area + f.off, f.len, static_cast<size_t>(end - (area + f.off)));
           paths.add(cur, std::string_view(pack.paths).substr(f.path_off, f.path_len));
+          in_doc = false;
+          my_files++;
+          my_bytes += cur.size;
+          my_tokens += cur.tokens;
+          my_with_tokens += cur.tokens != 0;
           tokens += cur.tokens;
           with_tokens += cur.tokens != 0;
-          if (paths.full() || tf.full()) flush();
+          if (paths.full() || tf.full() || (cfg_.marks && tf.nearly_full(kResumableFill))) flush();
         }
         totals_.files += pack.files.size();
         totals_.tokens += tokens;
@@ -464,9 +512,27 @@ void Pipeline::writer_loop() {
   // fsyncs wait for the end of the build: after the first one has committed
   // the file system journal holding every new inode, the rest are cheap.
   std::vector<std::string> written;
+  // A resumable build's marks go out in groups, at most one a second, each
+  // after the files of its segments are durable: a stop loses at most the
+  // last second's segments, and fsyncs stay few.
+  std::vector<std::string> unsynced;
+  std::vector<std::pair<std::string, SegmentMark>> pending;
+  auto last_marks = std::chrono::steady_clock::now();
   auto put = [&](const std::string& path, std::string_view data) {
     write_file_durable(path, data, false);
     written.push_back(path);
+    if (cfg_.marks) unsynced.push_back(path);
+  };
+  auto write_marks = [&] {
+    for (const auto& path : unsynced) fsync_file(path);
+    unsynced.clear();
+    for (const auto& [path, mark] : pending) {
+      write_file_durable(path, mark.encode(), false);
+      written.push_back(path);
+      if (cfg_.stop_after_marks && ++marks_written_ >= cfg_.stop_after_marks) stop();
+    }
+    pending.clear();
+    last_marks = std::chrono::steady_clock::now();
   };
   while (auto job = to_writer_.pop()) {
     const std::string tdir = cfg_.gen_dir + "/" + tf_dir(job->ref.indexer) + "/";
@@ -480,6 +546,21 @@ void Pipeline::writer_loop() {
     put(fdir + seg_paths(job->ref.seg), job->path_trigrams);
     job->ref.tf_data_bytes = job->tf_data.size();
     job->ref.file_data_bytes = job->file_data.size();
+    if (cfg_.marks) {
+      SegmentMark mark;
+      mark.ref = job->ref;
+      mark.partial = job->partial;
+      mark.next_seq = job->next_seq;
+      mark.files = job->files;
+      mark.bytes = job->bytes;
+      mark.tokens = job->tokens;
+      mark.docs_with_tokens = job->docs_with_tokens;
+      mark.sketch = std::move(job->sketch);
+      pending.emplace_back(fdir + seg_mark(job->ref.seg), std::move(mark));
+      if (cfg_.stop_after_marks ||
+          std::chrono::steady_clock::now() - last_marks >= std::chrono::seconds(1))
+        write_marks();
+    }
     {
       std::lock_guard<std::mutex> lk(mu_);
       segments_.push_back(job->ref);
@@ -488,6 +569,8 @@ void Pipeline::writer_loop() {
     if (spare_buffers_.size() < static_cast<size_t>(cfg_.opts.indexer_threads))
       spare_buffers_.push_back(FlushBuffers{std::move(job->tf_data), std::move(job->tf_meta)});
   }
+  // Stopped (a cancel, a shutdown): what is written is kept for a resume.
+  if (stop_.load() && !pending.empty() && !cfg_.stop_after_marks) write_marks();
   for (const auto& path : written) {
     if (stop_.load(std::memory_order_relaxed)) return;
     fsync_file(path);

@@ -18,6 +18,7 @@
 #include "pipeline/crawler.h"
 #include "pipeline/messages.h"
 #include "pipeline/queue.h"
+#include "pipeline/resume.h"
 #include "scipis_engine.h"
 #include "util/fileio.h"
 
@@ -29,6 +30,11 @@ struct PipelineConfig {
   CrawlRules rules;
   scipis_options opts;  // thread counts resolved (no zeros)
   bool count_found_bytes = false;  // CrawlCounters::count_bytes
+  // Resumable: every segment gets a mark once durable (pipeline/resume.h);
+  // with resume, the kept segments of an interrupted build come first.
+  bool marks = false;
+  std::shared_ptr<const ResumeState> resume;
+  uint32_t stop_after_marks = 0;  // tests: stop the build after this many marks
 };
 
 struct PipelineTotals {
@@ -81,6 +87,7 @@ class Pipeline {
   PipelineTotals totals_;
   CrawlCounters found_;
   std::atomic<bool> reading_done_{false};
+  std::atomic<uint32_t> marks_written_{0};
   uint64_t pack_limit_;  // files of at most this many bytes are packed
   BoundedQueue<FileBatch> files_;
   BoundedQueue<int> free_indexers_;

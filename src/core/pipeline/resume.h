@@ -1,0 +1,69 @@
+// Resuming an interrupted build (the SCIPIS paper, 3.3.1): after a segment's
+// files are durable the writer leaves a mark beside them; a later build of
+// the same collection with the same options continues that generation,
+// keeping each indexer's marked segments and reading only the files they
+// do not hold.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "index/manifest.h"
+
+namespace scipis {
+
+// file_index_<i>/seg_<n>.done
+inline std::string seg_mark(uint32_t seg) { return "seg_" + std::to_string(seg) + ".done"; }
+// The options a generation was started with: a resume needs the same.
+inline const char* kBuildFingerprintFile = "BUILD";
+
+struct SegmentMark {
+  SegmentRef ref;
+  // The flush came inside a file: its record (and the rest of its
+  // postings) are in the indexer's next segment.
+  bool partial = false;
+  uint64_t next_seq = 0;  // the indexer's next document number after the flush
+  // The indexer's files with records in this and its earlier segments.
+  uint64_t files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
+  std::vector<uint8_t> sketch;  // DistinctTerms registers after the flush
+
+  std::string encode() const;
+  // nullopt when the bytes are not a whole, intact mark.
+  static std::optional<SegmentMark> decode(std::string_view bytes);
+};
+
+// A path of a kept file, as two independent 64-bit hashes.
+struct PathKey {
+  uint64_t a, b;
+  bool operator==(const PathKey& o) const { return a == o.a && b == o.b; }
+  template <typename H>
+  friend H AbslHashValue(H h, const PathKey& k) {
+    return H::combine(std::move(h), k.a);
+  }
+};
+PathKey path_key(std::string_view path);
+
+struct ResumeState {
+  struct Indexer {
+    uint32_t segs = 0;  // kept segments 0..segs-1
+    uint64_t next_seq = 0, files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
+    std::vector<uint8_t> sketch;
+  };
+  std::vector<Indexer> indexers;
+  std::vector<SegmentRef> kept;
+  absl::flat_hash_set<PathKey> done;
+  uint64_t files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
+};
+
+// Keeps, per indexer of gen_dir, the longest run of marked segments from
+// segment 0 that does not end inside a file and whose files are on disk
+// as their records say (path, size, mtime, ctime, inode); removes every
+// other segment file. Files of a kept segment that changed since make it
+// and the indexer's later segments go.
+ResumeState plan_resume(const std::string& gen_dir, uint32_t indexers);
+
+}  // namespace scipis
