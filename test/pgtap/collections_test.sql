@@ -6,7 +6,7 @@ SELECT setting || '/scipis/loghub-2k' AS sample FROM pg_config WHERE name = 'SHA
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS scipis;
-SELECT plan(31);
+SELECT plan(30);
 
 SELECT has_function('scipis_create_collection', ARRAY['text', 'text', 'jsonb']);
 SELECT has_function('scipis_index', ARRAY['text', 'boolean']);
