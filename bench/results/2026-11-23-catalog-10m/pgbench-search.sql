@@ -1,0 +1,2 @@
+\set i random(1, 48)
+SELECT path, score FROM scipis_search((ARRAY['job','slurmstepd','step','uid','user','ntasks','nodes','out','exit','state','iteration','residual','wall','info','kernel','warn','timeout','cancelled','exe','homefs','hsilva','gmres','assemble','permission','directory','fft','stale','temporarily','device','oneapi','openmpi','tirisego','accep','cefase','decelo','fojulubug','habizoza','jevuhid','koded','lohopuh','mpiru','nusovuzo','pujuxaci','rowetedov','suxulem','vasegohum','wekif','xemaven'])[ :i ], 'catalog', 10);
