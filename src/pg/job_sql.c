@@ -79,13 +79,7 @@ run_waited(dsm_segment *seg, scipis_build_stats *stats, scipis_block_info *info)
 	int64		job;
 
 	on_dsm_detach(seg, caller_detached, PointerGetDatum(w));
-	bw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bw.bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(bw.bgw_library_name, "scipis", BGW_MAXLEN);
-	strlcpy(bw.bgw_function_name, "scipis_job_worker_main", BGW_MAXLEN);
-	snprintf(bw.bgw_name, BGW_MAXLEN, "scipis job");
-	snprintf(bw.bgw_type, BGW_MAXLEN, "scipis job");
+	scipis_worker_fill(&bw, "scipis_job_worker_main", "scipis job");
 	bw.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
 	memcpy(bw.bgw_extra, &none, sizeof(Oid));
 	bw.bgw_notify_pid = MyProcPid;

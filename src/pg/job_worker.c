@@ -846,6 +846,19 @@ scipis_job_worker_main(Datum arg)
 	proc_exit(0);
 }
 
+void
+scipis_worker_fill(BackgroundWorker *w, const char *function, const char *type)
+{
+	memset(w, 0, sizeof(*w));
+	w->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w->bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(w->bgw_library_name, "scipis", BGW_MAXLEN);
+	strlcpy(w->bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(w->bgw_name, type, BGW_MAXLEN);
+	strlcpy(w->bgw_type, type, BGW_MAXLEN);
+}
+
 /* Starts a queue runner for the database; false when no worker slot is free. */
 bool
 scipis_start_runner(Oid database)
@@ -853,13 +866,7 @@ scipis_start_runner(Oid database)
 	BackgroundWorker w = {0};
 	BackgroundWorkerHandle *h;
 
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(w.bgw_library_name, "scipis", BGW_MAXLEN);
-	strlcpy(w.bgw_function_name, "scipis_job_worker_main", BGW_MAXLEN);
-	snprintf(w.bgw_name, BGW_MAXLEN, "scipis job runner");
-	snprintf(w.bgw_type, BGW_MAXLEN, "scipis job runner");
+	scipis_worker_fill(&w, "scipis_job_worker_main", "scipis job runner");
 	w.bgw_main_arg = UInt32GetDatum(DSM_HANDLE_INVALID);
 	memcpy(w.bgw_extra, &database, sizeof(Oid));
 	return RegisterDynamicBackgroundWorker(&w, &h);

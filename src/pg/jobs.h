@@ -96,6 +96,9 @@ int64		scipis_block_job_waited(const char *name, Jsonb *variables, Jsonb *option
 									const char *path, scipis_block_info *info);
 
 /* job_worker.c */
+struct BackgroundWorker;
+/* A worker of this library that connects to a database and is not restarted. */
+void		scipis_worker_fill(struct BackgroundWorker *w, const char *function, const char *type);
 void		scipis_start_runner_at_commit(void);
 bool		scipis_start_runner(Oid database);
 PGDLLEXPORT void scipis_job_worker_main(Datum arg);

@@ -58,13 +58,8 @@ scipis_jobs_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	scipis_preloaded = true;
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	scipis_worker_fill(&w, "scipis_launcher_main", "scipis launcher");
 	w.bgw_restart_time = 10;
-	strlcpy(w.bgw_library_name, "scipis", BGW_MAXLEN);
-	strlcpy(w.bgw_function_name, "scipis_launcher_main", BGW_MAXLEN);
-	snprintf(w.bgw_name, BGW_MAXLEN, "scipis launcher");
-	snprintf(w.bgw_type, BGW_MAXLEN, "scipis launcher");
 	RegisterBackgroundWorker(&w);
 }
 
@@ -109,13 +104,8 @@ start_scheduler(Oid database)
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 	bool		ok;
 
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	w.bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(w.bgw_library_name, "scipis", BGW_MAXLEN);
-	strlcpy(w.bgw_function_name, "scipis_scheduler_main", BGW_MAXLEN);
+	scipis_worker_fill(&w, "scipis_scheduler_main", "scipis scheduler");
 	snprintf(w.bgw_name, BGW_MAXLEN, "scipis scheduler %u", database);
-	snprintf(w.bgw_type, BGW_MAXLEN, "scipis scheduler");
 	w.bgw_main_arg = ObjectIdGetDatum(database);
 	ok = RegisterDynamicBackgroundWorker(&w, &h);
 	MemoryContextSwitchTo(old);
