@@ -39,17 +39,17 @@ fi
 chmod -R a+rX "$CORPUS"
 BIN=$(pg_config --bindir)
 PGDATA_DIR="$DATA/pgdata" SOCK="$DATA/sock"
-rm -rf "$PGDATA_DIR" "$SOCK" "$DATA/scratch"
-mkdir -p "$PGDATA_DIR" "$SOCK" "$DATA/scratch"
-chown postgres: "$PGDATA_DIR" "$SOCK" "$DATA/scratch"
+rm -rf "$PGDATA_DIR" "$SOCK" "$DATA/scratch" "$DATA/log"
+mkdir -p "$PGDATA_DIR" "$SOCK" "$DATA/scratch" "$DATA/log"
+chown postgres: "$PGDATA_DIR" "$SOCK" "$DATA/scratch" "$DATA/log"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 asuser() { runuser -u postgres -- "$@"; }
 asuser "$BIN/initdb" -D "$PGDATA_DIR" -A trust >/dev/null
 OPTS="-p $PORT -k $SOCK -c listen_addresses='' -c shared_preload_libraries=scipis -c scipis.scheduler_naptime=100ms -c jit=off"
-pgctl() { asuser "$BIN/pg_ctl" -D "$PGDATA_DIR" -l "$DATA/postgres.log" -o "$OPTS" -w "$@" >/dev/null; }
+pgctl() { asuser "$BIN/pg_ctl" -D "$PGDATA_DIR" -l "$DATA/log/postgres.log" -o "$OPTS" -w "$@" >/dev/null; }
 pgctl start
 trap 'pgctl stop -m immediate || true' EXIT
 export SCIPIS_JOBS_PSQL="$BIN/psql -X -qAt -h $SOCK -p $PORT -U postgres -d postgres"
-export SCIPIS_JOBS_RESTART="runuser -u postgres -- $BIN/pg_ctl -D $PGDATA_DIR -l $DATA/postgres.log -o \"$OPTS\" -w restart -m fast"
+export SCIPIS_JOBS_RESTART="runuser -u postgres -- $BIN/pg_ctl -D $PGDATA_DIR -l $DATA/log/postgres.log -o \"$OPTS\" -w restart -m fast"
 python3 "$HERE/jobs_bench.py" --corpus "$CORPUS" --results "$RESULTS" --rounds "$ROUNDS" \
 	--index-bench "$REPO/bench/build/index_bench" --scratch "$DATA/scratch"
