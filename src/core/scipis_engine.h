@@ -126,6 +126,13 @@ void		scipis_build_get_progress(scipis_build *b, scipis_build_progress *p);
 int			scipis_build_wait(scipis_build *b, int timeout_ms);
 /* Asks the threads to stop; scipis_build_wait then returns promptly. */
 void		scipis_build_cancel(scipis_build *b);
+/*
+ * Asks a resumable build (SCIPIS_BUILD_RESUME) to end early but keep what
+ * it read: no new files, the files being read are finished, the indexers
+ * flush and the segments are marked; scipis_build_finish then reports a
+ * cancel, and the next resumable build continues from there.
+ */
+void		scipis_build_pause(scipis_build *b);
 /* After the wait returned 1: commits (or discards) and frees the build. */
 int			scipis_build_finish(scipis_build *b, scipis_build_stats *stats,
 								scipis_error *err);

@@ -31,6 +31,8 @@
 #include "common/hashfn.h"
 
 #define PROGRESS_MS 500
+/* A shutdown waits this long for the build to flush what it holds. */
+#define PAUSE_MS 2000
 
 static volatile sig_atomic_t got_sigterm = false;
 static ScipisWaitedJob *waited = NULL;
@@ -404,6 +406,20 @@ build_collection(JobRun *r, int threads)
 		scipis_build_get_progress(current_build, &p);
 		if (job_poll(r, &last, &p, phase_name(p.phase)) || done)
 			break;
+	}
+	if (r->end == RUN_INTERRUPTED)
+	{
+		/*
+		 * A shutdown: the build stops at file boundaries and flushes what
+		 * its indexers hold, so that the job resumes after the restart
+		 * without reading it again; past the deadline it is dropped.
+		 */
+		TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAUSE_MS);
+
+		scipis_build_pause(current_build);
+		while (!scipis_build_wait(current_build, 50) && GetCurrentTimestamp() < deadline)
+			;
+		scipis_build_get_progress(current_build, &p);
 	}
 	if (r->end != RUN_SUCCEEDED)
 	{

@@ -125,6 +125,40 @@ TEST(Resume, ChangedFilesAreReadAgain) {
   testutil::rm_rf(clean);
 }
 
+// A pause (a server shutdown) keeps everything read before it: the files
+// being read are finished, the indexers flush, the segments are marked.
+TEST(Resume, APauseKeepsEverythingRead) {
+  Tree tree;
+  std::string dir = testutil::scratch_dir();
+  scipis_options o = small_options();
+  scipis_error err;
+  scipis_build* b = scipis_build_start_ex(dir.c_str(), tree.root.c_str(), &o,
+                                          SCIPIS_BUILD_RESUME | SCIPIS_BUILD_COUNT_BYTES, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  scipis_build_progress p{};
+  do {
+    scipis_build_get_progress(b, &p);
+  } while (p.files_done < 60 && !scipis_build_wait(b, 1));
+  scipis_build_pause(b);
+  scipis_build_progress at_pause;
+  scipis_build_get_progress(b, &at_pause);
+  while (!scipis_build_wait(b, 20)) {
+  }
+  scipis_build_stats st;
+  if (scipis_build_finish(b, &st, &err) == 0) GTEST_SKIP() << "the build ended before the pause";
+  ASSERT_EQ(err.code, SCIPIS_E_CANCELED) << err.message;
+  ASSERT_EQ(run(dir, tree.root, SCIPIS_BUILD_RESUME, &st, &err), 0) << err.message;
+  EXPECT_GE(st.resumed_files, at_pause.files_done);
+  EXPECT_GE(st.resumed_bytes, at_pause.bytes_done);
+  std::string clean = testutil::scratch_dir();
+  scipis_build_stats cs;
+  ASSERT_EQ(run(clean, tree.root, 0, &cs, &err), 0) << err.message;
+  EXPECT_EQ(st.files, cs.files);
+  expect_same_answers(dir, clean, "after a pause");
+  testutil::rm_rf(dir);
+  testutil::rm_rf(clean);
+}
+
 // Other options make another index: nothing is resumed.
 TEST(Resume, OtherOptionsStartOver) {
   Tree tree;

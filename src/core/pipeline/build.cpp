@@ -253,6 +253,8 @@ extern "C" int scipis_build_wait(scipis_build* b, int timeout_ms) {
 
 extern "C" void scipis_build_cancel(scipis_build* b) { b->pipeline->stop(); }
 
+extern "C" void scipis_build_pause(scipis_build* b) { b->pipeline->pause(); }
+
 extern "C" void scipis_build_get_progress(scipis_build* b, scipis_build_progress* p) {
   const Pipeline& pl = *b->pipeline;
   // Done counters first: read before the found ones, they never exceed them.

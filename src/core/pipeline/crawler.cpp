@@ -97,7 +97,8 @@ void Crawler::run(std::atomic<uint64_t>& skipped) {
   bool first = true;
   Listing listing;
   std::vector<DirWork> subdirs;
-  while (!stack.empty() && !stop_.load(std::memory_order_relaxed)) {
+  while (!stack.empty() && !stop_.load(std::memory_order_relaxed) &&
+         !found_.paused.load(std::memory_order_relaxed)) {
     DirWork w = std::move(stack.back());
     stack.pop_back();
     listing.names.clear();

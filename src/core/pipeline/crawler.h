@@ -64,6 +64,7 @@ struct CrawlRules {
 struct CrawlCounters {
   std::atomic<uint64_t> files{0}, bytes{0};
   std::atomic<bool> done{false};
+  std::atomic<bool> paused{false};  // Pipeline::pause: hand out no more files
   bool count_bytes = false;
 };
 

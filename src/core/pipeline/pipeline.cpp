@@ -120,7 +120,7 @@ void Pipeline::run() {
   };
   std::thread crawler(guard([this] {
     Crawler(cfg_.root, cfg_.rules, files_, stop_, found_).run(totals_.skipped);
-    found_.done.store(!stop_.load());
+    found_.done.store(!stop_.load() && !paused_.load());
   }));
   std::vector<std::thread> readers, indexers, writers;
   for (int i = 0; i < o.reader_threads; i++)
@@ -140,6 +140,7 @@ void Pipeline::run() {
   for (auto& t : writers) t.join();
   if (error_) std::rethrow_exception(error_);
   if (stop_.load()) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
+  if (paused_.load()) fail(SCIPIS_E_CANCELED, "indexing was paused; a resumable build continues it");
 }
 
 void Pipeline::reader_loop(int id) {
@@ -155,8 +156,15 @@ void Pipeline::reader_loop(int id) {
       if (!batch) break;
     }
     for (const auto& e : batch->files) {
-      if (stop_.load(std::memory_order_relaxed)) break;
+      if (stop_.load(std::memory_order_relaxed) || paused_.load(std::memory_order_relaxed)) break;
       read_entry(*batch, e, pack);
+    }
+    if (paused_.load()) {
+      // The walk may be waiting for room: what it still hands out goes
+      // unread until it sees the pause and ends.
+      while (files_.pop()) {
+      }
+      break;
     }
   }
   send_pack(pack);
@@ -569,8 +577,8 @@ void Pipeline::writer_loop() {
     if (spare_buffers_.size() < static_cast<size_t>(cfg_.opts.indexer_threads))
       spare_buffers_.push_back(FlushBuffers{std::move(job->tf_data), std::move(job->tf_meta)});
   }
-  // Stopped (a cancel, a shutdown): what is written is kept for a resume.
-  if (stop_.load() && !pending.empty() && !cfg_.stop_after_marks) write_marks();
+  // Stopped or paused: what is written is kept for a resume.
+  if ((stop_.load() || paused_.load()) && !pending.empty() && !cfg_.stop_after_marks) write_marks();
   for (const auto& path : written) {
     if (stop_.load(std::memory_order_relaxed)) return;
     fsync_file(path);

@@ -53,6 +53,14 @@ class Pipeline {
   // fatal error of any thread.
   void run();
   void stop() { stop_.store(true); }
+  // Ends the build early but whole: the walk and the readers stop at file
+  // boundaries, the indexers flush what they hold, the writers write and
+  // mark it; run() then fails with "paused". For a resumable build that a
+  // later one continues (a shutdown), so that nothing read is lost.
+  void pause() {
+    paused_.store(true);
+    found_.paused.store(true);
+  }
   bool stopped() const { return stop_.load(); }
   const std::atomic<bool>& stop_flag() const { return stop_; }
   const PipelineTotals& totals() const { return totals_; }
@@ -87,6 +95,7 @@ class Pipeline {
   PipelineTotals totals_;
   CrawlCounters found_;
   std::atomic<bool> reading_done_{false};
+  std::atomic<bool> paused_{false};
   std::atomic<uint32_t> marks_written_{0};
   uint64_t pack_limit_;  // files of at most this many bytes are packed
   BoundedQueue<FileBatch> files_;
