@@ -122,11 +122,14 @@ my $scipis_dir = $node->data_dir . '/scipis';
 for my $how ('fast', 'immediate', 'kill9') {
 	$id = queue('c');
 	wait_running($id);
-	# Until the build has marked a flushed segment.
+	# Until the build has marked a flushed segment (or the job ended: then
+	# the checks below say so); the same bound as poll_query_until's.
 	my $marked = 0;
-	for (1 .. 600) {
+	my $until = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $until) {
 		my @marks = glob("$scipis_dir/*/c*/g*/file_index_*/seg_*.done");
 		if (@marks) { $marked = 1; last; }
+		last if job($id, 'state') ne 'running';
 		usleep(20_000);
 	}
 	ok($marked, "a segment was marked before the $how stop");
