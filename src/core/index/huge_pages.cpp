@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "util/mem_account.h"
+#include "util/mem_node.h"
 
 namespace scipis {
 
@@ -79,6 +80,7 @@ void* huge_alloc(size_t bytes) {
     ::munmap(end, static_cast<size_t>(base + size + kHugePage - end));
   // Advice only: where huge pages are off, this fails and 4 KiB pages serve.
   (void)::madvise(start, size, MADV_HUGEPAGE);
+  bind_to_thread_node(start, size);
   mem::charge(size);
   return start;
 }

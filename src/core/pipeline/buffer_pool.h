@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pipeline/queue.h"
+#include "util/mem_node.h"
 
 namespace scipis {
 
@@ -15,7 +16,9 @@ constexpr size_t kCarryRoom = 4096;
 
 class BufferPool {
  public:
-  BufferPool(size_t count, size_t block_size, const std::atomic<bool>* stop);
+  // With a binder, every buffer's pages are asked to come from node.
+  BufferPool(size_t count, size_t block_size, const std::atomic<bool>* stop,
+             MemoryBinder* binder = nullptr, int node = -1);
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -37,12 +38,53 @@ CrawledDir::~CrawledDir() {
   if (fd >= 0) ::close(fd);
 }
 
-namespace {
+std::optional<DirWork> CrawlWork::take(const std::atomic<bool>& stop,
+                                        const std::atomic<bool>& paused) {
+  std::unique_lock<std::mutex> lk(mu_);
+  while (true) {
+    if (ended_ || stop.load(std::memory_order_relaxed) || paused.load(std::memory_order_relaxed)) {
+      ended_ = true;
+      cv_.notify_all();
+      return std::nullopt;
+    }
+    if (!stack_.empty()) {
+      DirWork w = std::move(stack_.back());
+      stack_.pop_back();
+      busy_++;
+      return w;
+    }
+    if (busy_ == 0) {
+      ended_ = true;
+      cv_.notify_all();
+      return std::nullopt;
+    }
+    // Another crawler's directory may still yield subdirectories; the
+    // timeout bounds how late a stop is seen.
+    cv_.wait_for(lk, std::chrono::milliseconds(50));
+  }
+}
 
-struct DirWork {
-  std::string path;
-  std::string rel;
-};
+void CrawlWork::finish(std::vector<DirWork>& subdirs) {
+  std::lock_guard<std::mutex> lk(mu_);
+  // Reversed, so that the stack hands them out in name order.
+  for (auto it = subdirs.rbegin(); it != subdirs.rend(); ++it) stack_.push_back(std::move(*it));
+  subdirs.clear();
+  busy_--;
+  cv_.notify_all();
+}
+
+bool CrawlWork::first_visit(dev_t dev, ino_t ino) {
+  std::lock_guard<std::mutex> lk(mu_);
+  return seen_.insert({dev, ino}).second;
+}
+
+void CrawlWork::end() {
+  std::lock_guard<std::mutex> lk(mu_);
+  ended_ = true;
+  cv_.notify_all();
+}
+
+namespace {
 
 // A directory's entries: names in one buffer (each followed by '\0'), with
 // the type readdir reported, so that most entries need no stat.
@@ -89,35 +131,40 @@ bool list_dir(const std::string& path, bool follow, Listing& out, dev_t& dev, in
 
 }  // namespace
 
-void Crawler::run(std::atomic<uint64_t>& skipped) {
-  absl::flat_hash_set<std::pair<dev_t, ino_t>> seen_dirs;
-  std::vector<DirWork> stack;
-  stack.push_back({root_, ""});
+bool Crawler::send(FileBatch& batch) {
+  if (rules_.largest_first)
+    std::stable_sort(batch.files.begin(), batch.files.end(),
+                     [](const FileBatch::Entry& a, const FileBatch::Entry& b) { return a.size > b.size; });
+  batch.node = node_;
+  return out_.push(std::move(batch));
+}
+
+void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
   const bool globs = !rules_.include.empty() || !rules_.exclude.empty();
-  bool first = true;
+  const bool sizes = found_.count_bytes || rules_.largest_first;
   Listing listing;
   std::vector<DirWork> subdirs;
-  while (!stack.empty() && !stop_.load(std::memory_order_relaxed) &&
-         !found_.paused.load(std::memory_order_relaxed)) {
-    DirWork w = std::move(stack.back());
-    stack.pop_back();
+  while (auto taken = work.take(stop_, found_.paused)) {
+    DirWork w = std::move(*taken);
     listing.names.clear();
     listing.entries.clear();
+    subdirs.clear();
     auto dir = std::make_shared<CrawledDir>();
     dev_t dev;
     ino_t ino;
     // The root is followed even if it is a symlink: the user named it.
-    if (!list_dir(w.path, rules_.follow_symlinks || first, listing, dev, ino, dir->fd)) {
+    if (!list_dir(w.path, rules_.follow_symlinks || w.root, listing, dev, ino, dir->fd)) {
       skipped++;
-      first = false;
+      work.finish(subdirs);
       continue;
     }
-    first = false;
-    if (!seen_dirs.insert({dev, ino}).second) continue;  // a loop
+    if (!work.first_visit(dev, ino)) {  // a loop
+      work.finish(subdirs);
+      continue;
+    }
     dir->path = w.path;
     FileBatch batch;
     batch.dir = dir;
-    subdirs.clear();
     for (const auto& e : listing.entries) {
       const std::string_view name = listing.name(e);
       const char* cname = name.data();  // '\0'-terminated in listing.names
@@ -150,28 +197,34 @@ void Crawler::run(std::atomic<uint64_t>& skipped) {
           std::string rel = w.rel.empty() ? n : w.rel + "/" + n;
           if (excluded(rel, n) || !included(rel, n)) continue;
         }
-        if (found_.count_bytes) {
+        uint64_t size = 0;
+        if (sizes) {
           struct statx sx;
           if (::statx(dir->fd, cname, AT_STATX_DONT_SYNC | (via_symlink ? 0 : AT_SYMLINK_NOFOLLOW),
                       STATX_SIZE, &sx) == 0)
-            found_.bytes.fetch_add(sx.stx_size, std::memory_order_relaxed);
+            size = sx.stx_size;
+          if (found_.count_bytes) found_.bytes.fetch_add(size, std::memory_order_relaxed);
         }
         found_.files.fetch_add(1, std::memory_order_relaxed);
         if (rules_.done && !rules_.done->empty() &&
             rules_.done->contains(path_key(w.path + "/" + std::string(name))))
           continue;
-        batch.add(name, via_symlink);
+        batch.add(name, via_symlink, size);
         if (batch.files.size() == FileBatch::kMaxFiles) {
-          if (!out_.push(std::move(batch))) return;
+          if (!send(batch)) {
+            work.end();
+            return;
+          }
           batch = FileBatch();
           batch.dir = dir;
         }
       }
     }
-    if (!batch.files.empty() && !out_.push(std::move(batch))) return;
-    // Reverse so the stack visits subdirectories in name order.
-    for (auto it = subdirs.rbegin(); it != subdirs.rend(); ++it)
-      stack.push_back(std::move(*it));
+    if (!batch.files.empty() && !send(batch)) {
+      work.end();
+      return;
+    }
+    work.finish(subdirs);
   }
 }
 

@@ -3,9 +3,14 @@
 // devices are never opened.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,14 +41,16 @@ struct FileBatch {
     uint32_t name_off;
     uint32_t name_len;
     bool via_symlink;
+    uint64_t size;  // when the walk asked (CrawlRules::largest_first)
   };
   std::shared_ptr<const CrawledDir> dir;
+  int node = 0;  // the NUMA node (of the build's plan) whose crawler listed it
   std::string names;  // each name followed by '\0' (a C string for openat)
   std::vector<Entry> files;
 
-  void add(std::string_view name, bool via_symlink) {
+  void add(std::string_view name, bool via_symlink, uint64_t size = 0) {
     files.push_back({static_cast<uint32_t>(names.size()), static_cast<uint32_t>(name.size()),
-                     via_symlink});
+                     via_symlink, size});
     names.append(name);
     names.push_back('\0');
   }
@@ -54,6 +61,9 @@ struct CrawlRules {
   std::vector<std::string> include;
   std::vector<std::string> exclude;
   bool follow_symlinks = false;
+  // Each batch handed out largest file first (a statx per file), so that
+  // the big files of a directory start early and small ones fill the tail.
+  bool largest_first = false;
   // A resumed build's files already indexed (pipeline/resume.h): not read again.
   const absl::flat_hash_set<PathKey>* done = nullptr;
 };
@@ -68,23 +78,56 @@ struct CrawlCounters {
   bool count_bytes = false;
 };
 
+struct DirWork {
+  std::string path;
+  std::string rel;
+  bool root = false;
+};
+
+// The directories still to list, shared by a build's crawlers (one per
+// NUMA node): each takes the next one, so a node whose readers keep up
+// lists more. With one crawler the walk is depth first in name order, as
+// a resume expects nothing else from it.
+class CrawlWork {
+ public:
+  explicit CrawlWork(std::string root) { stack_.push_back({std::move(root), "", true}); }
+  // The next directory, or nothing once every one is listed or the walk
+  // ended (stop, pause, end()).
+  std::optional<DirWork> take(const std::atomic<bool>& stop, const std::atomic<bool>& paused);
+  // A taken directory is listed: its subdirectories, in name order.
+  void finish(std::vector<DirWork>& subdirs);
+  // False for a directory seen before (a loop through symlinks).
+  bool first_visit(dev_t dev, ino_t ino);
+  void end();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<DirWork> stack_;
+  int busy_ = 0;  // directories taken and not finished
+  bool ended_ = false;
+  absl::flat_hash_set<std::pair<dev_t, ino_t>> seen_;
+};
+
 class Crawler {
  public:
-  Crawler(std::string root, CrawlRules rules, BoundedQueue<FileBatch>& out,
-          const std::atomic<bool>& stop, CrawlCounters& found)
-      : root_(std::move(root)), rules_(std::move(rules)), out_(out), stop_(stop), found_(found) {}
-  // Runs the walk; counts entries it could not read in skipped.
-  void run(std::atomic<uint64_t>& skipped);
+  Crawler(CrawlRules rules, BoundedQueue<FileBatch>& out, const std::atomic<bool>& stop,
+          CrawlCounters& found, int node = 0)
+      : rules_(std::move(rules)), out_(out), stop_(stop), found_(found), node_(node) {}
+  // Lists directories from work until it is done; counts entries it could
+  // not read in skipped.
+  void run(CrawlWork& work, std::atomic<uint64_t>& skipped);
 
  private:
   bool excluded(const std::string& rel, const std::string& name) const;
   bool included(const std::string& rel, const std::string& name) const;
+  bool send(FileBatch& batch);
 
-  std::string root_;
   CrawlRules rules_;
   BoundedQueue<FileBatch>& out_;
   const std::atomic<bool>& stop_;
   CrawlCounters& found_;
+  int node_;
 };
 
 // A glob without '/' matches an entry's name; one with '/' matches the path

@@ -19,6 +19,7 @@ namespace scipis {
 struct ReadMsg {
   enum Kind { kBegin, kBlock, kEnd, kFiles };
   Kind kind = kBegin;
+  int node = 0;  // the plan's node of the reader that sent it
   unsigned char* buffer = nullptr;  // kBlock, kFiles: pool buffer to give back
   unsigned char* data = nullptr;
   size_t len = 0;

@@ -38,10 +38,27 @@ Pipeline::Pipeline(PipelineConfig cfg)
       // A quarter of a block: a pack holds at least four files, and bigger
       // files, which have bytes enough to pay for their messages, stream.
       pack_limit_(cfg_.opts.block_size / 4),
-      files_(kFileBatches, &stop_),
-      free_indexers_(static_cast<size_t>(cfg_.opts.indexer_threads), &stop_),
       to_writer_(static_cast<size_t>(cfg_.opts.writer_threads), &stop_) {
   found_.count_bytes = cfg_.count_found_bytes;
+  {
+    auto topo = numa_override_topology();
+    plan_ = plan_numa(topo ? *topo : NumaTopology::detect(), cfg_.opts.reader_threads,
+                      cfg_.opts.indexer_threads, cfg_.opts.writer_threads);
+    if (plan_.pinned()) {
+      placer_ = numa_override_placer();
+      if (!placer_) placer_ = &libnuma_placer();
+      cfg_.rules.largest_first = true;
+    }
+  }
+  const size_t nodes = plan_.node_count();
+  for (size_t n = 0; n < nodes; n++) {
+    // The descriptor budget of the batches is shared out over the nodes.
+    files_.push_back(std::make_unique<BoundedQueue<FileBatch>>(
+        std::max<size_t>(4, kFileBatches / nodes), &stop_));
+    free_indexers_.push_back(std::make_unique<BoundedQueue<int>>(
+        static_cast<size_t>(cfg_.opts.indexer_threads), &stop_));
+  }
+  spare_buffers_.resize(nodes);
   for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
     // A short queue per indexer: an indexer busy serialising a flush holds
     // few buffers, and the shared pool keeps feeding the others.
@@ -49,7 +66,7 @@ Pipeline::Pipeline(PipelineConfig cfg)
     sketches_.push_back(std::make_unique<DistinctTerms>());
     if (cfg_.resume && static_cast<size_t>(i) < cfg_.resume->indexers.size())
       sketches_.back()->load(cfg_.resume->indexers[static_cast<size_t>(i)].sketch);
-    free_indexers_.push(i);
+    free_indexers_[static_cast<size_t>(plan_.indexer_node[static_cast<size_t>(i)])]->push(i);
   }
   if (cfg_.resume) {
     // What the kept segments hold counts as done.
@@ -62,9 +79,11 @@ Pipeline::Pipeline(PipelineConfig cfg)
 }
 
 namespace {
+size_t pool_buffers(size_t readers, size_t indexers) {
+  return readers * 2 + indexers * (kIndexerQueue + 2);
+}
 size_t pool_buffers(const scipis_options& o) {
-  return static_cast<size_t>(o.reader_threads * 2) +
-         static_cast<size_t>(o.indexer_threads) * (kIndexerQueue + 2);
+  return pool_buffers(static_cast<size_t>(o.reader_threads), static_cast<size_t>(o.indexer_threads));
 }
 }  // namespace
 
@@ -101,9 +120,23 @@ std::vector<SegmentRef> Pipeline::segments() const {
   return segments_;
 }
 
+void Pipeline::place(NumaRole role, int index, int node) {
+  if (!placer_) return;
+  const int id = plan_.nodes[static_cast<size_t>(node)];
+  placer_->run_on(role, index, id);
+  set_thread_memory_node(id, placer_);
+}
+
 void Pipeline::run() {
   const auto& o = cfg_.opts;
-  pool_ = std::make_unique<BufferPool>(pool_buffers(o), o.block_size, &stop_);
+  const size_t nodes = plan_.node_count();
+  for (size_t n = 0; n < nodes; n++) {
+    const int node = static_cast<int>(n);
+    pools_.push_back(std::make_unique<BufferPool>(
+        pool_buffers(plan_.on_node(NumaRole::kReader, node).size(),
+                     plan_.on_node(NumaRole::kIndexer, node).size()),
+        o.block_size, &stop_, placer_, plan_.nodes[n]));
+  }
   for (int i = 0; i < o.indexer_threads; i++) {
     mkdir_p(cfg_.gen_dir + "/" + tf_dir(static_cast<uint32_t>(i)));
     mkdir_p(cfg_.gen_dir + "/" + file_dir(static_cast<uint32_t>(i)));
@@ -118,20 +151,25 @@ void Pipeline::run() {
       }
     };
   };
-  std::thread crawler(guard([this] {
-    Crawler(cfg_.root, cfg_.rules, files_, stop_, found_).run(totals_.skipped);
-    found_.done.store(!stop_.load() && !paused_.load());
-  }));
-  std::vector<std::thread> readers, indexers, writers;
+  CrawlWork work(cfg_.root);
+  std::atomic<size_t> crawling{nodes};
+  std::vector<std::thread> crawlers, readers, indexers, writers;
+  for (size_t n = 0; n < nodes; n++)
+    crawlers.emplace_back(guard([this, n, &work, &crawling] {
+      const int node = static_cast<int>(n);
+      place(NumaRole::kCrawler, node, node);
+      Crawler(cfg_.rules, *files_[n], stop_, found_, node).run(work, totals_.skipped);
+      if (--crawling == 0) found_.done.store(!stop_.load() && !paused_.load());
+    }));
   for (int i = 0; i < o.reader_threads; i++)
     readers.emplace_back(guard([this, i] { reader_loop(i); }));
   for (int i = 0; i < o.indexer_threads; i++)
     indexers.emplace_back(guard([this, i] { indexer_loop(i); }));
   for (int i = 0; i < o.writer_threads; i++)
-    writers.emplace_back(guard([this] { writer_loop(); }));
+    writers.emplace_back(guard([this, i] { writer_loop(i); }));
 
-  crawler.join();
-  files_.close();
+  for (auto& t : crawlers) t.join();
+  for (auto& q : files_) q->close();
   for (auto& t : readers) t.join();
   for (auto& q : to_indexer_) q->close();
   reading_done_.store(true);
@@ -144,30 +182,33 @@ void Pipeline::run() {
 }
 
 void Pipeline::reader_loop(int id) {
-  place_on_numa_node(id);
+  const int node = plan_.reader_node[static_cast<size_t>(id)];
+  place(NumaRole::kReader, id, node);
+  auto& files = *files_[static_cast<size_t>(node)];
   OpenPack pack;
   while (true) {
-    auto batch = files_.try_pop();
+    auto batch = files.try_pop();
     if (!batch) {
       // Nothing queued: the files packed so far go to an indexer before
       // this reader waits, so that no indexer idles for want of them.
-      send_pack(pack);
-      batch = files_.pop();
+      send_pack(pack, node);
+      batch = files.pop();
       if (!batch) break;
     }
+    if (batch->node != node) cross_node_++;
     for (const auto& e : batch->files) {
       if (stop_.load(std::memory_order_relaxed) || paused_.load(std::memory_order_relaxed)) break;
-      read_entry(*batch, e, pack);
+      read_entry(*batch, e, pack, node);
     }
     if (paused_.load()) {
       // The walk may be waiting for room: what it still hands out goes
       // unread until it sees the pause and ends.
-      while (files_.pop()) {
+      while (files.pop()) {
       }
       break;
     }
   }
-  send_pack(pack);
+  send_pack(pack, node);
 }
 
 namespace {
@@ -196,7 +237,8 @@ FileAttrs attrs_of(const struct stat& st) {
 
 }  // namespace
 
-void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p) {
+void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p,
+                          int node) {
   const bool direct = cfg_.opts.direct_io != 0;
   Fd fd(open_for_reading(b.dir->fd, b.name(e), !e.via_symlink, direct));
   if (!fd) {
@@ -211,26 +253,28 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
     return;
   }
   if (!direct && static_cast<uint64_t>(st.st_size) <= pack_limit_) {
-    pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p);
+    pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p, node);
     return;
   }
-  auto ix = free_indexers_.pop();
+  auto& free = *free_indexers_[static_cast<size_t>(node)];
+  auto ix = free.pop();
   if (!ix) return;
-  read_file(std::move(fd), st, b, e, *ix);
-  free_indexers_.push(*ix);
+  read_file(std::move(fd), st, b, e, *ix, node);
+  free.push(*ix);
 }
 
 void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
-                         const FileBatch::Entry& e, OpenPack& p) {
-  if (p.buffer && p.used + size > cfg_.opts.block_size) send_pack(p);
+                         const FileBatch::Entry& e, OpenPack& p, int node) {
+  BufferPool& pool = *pools_[static_cast<size_t>(node)];
+  if (p.buffer && p.used + size > cfg_.opts.block_size) send_pack(p, node);
   if (!p.buffer) {
-    p.buffer = pool_->acquire();
+    p.buffer = pool.acquire();
     if (!p.buffer) return;  // stopped
     p.used = 0;
     p.pack = std::make_unique<FilePack>();
   }
   // The file is read as it was when opened: at most the size fstat saw.
-  unsigned char* dst = pool_->read_area(p.buffer) + p.used;
+  unsigned char* dst = pool.read_area(p.buffer) + p.used;
   uint64_t got = 0;
   bool blocking = false;
   while (got < size) {
@@ -261,40 +305,45 @@ void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const Fi
   p.used += got;
 }
 
-void Pipeline::send_pack(OpenPack& p) {
+void Pipeline::send_pack(OpenPack& p, int node) {
   if (!p.buffer) return;
+  BufferPool& pool = *pools_[static_cast<size_t>(node)];
+  auto& free = *free_indexers_[static_cast<size_t>(node)];
   unsigned char* buf = p.buffer;
   const uint64_t bytes = p.used;
   p.buffer = nullptr;
   p.used = 0;
-  // Any free indexer will do: a pack holds whole files.
-  auto ix = free_indexers_.pop();
+  // Any free indexer of the node will do: a pack holds whole files.
+  auto ix = free.pop();
   if (!ix) {
-    pool_->release(buf);
+    pool.release(buf);
     return;
   }
   ReadMsg m;
   m.kind = ReadMsg::kFiles;
+  m.node = node;
   m.buffer = buf;
   m.pack = std::move(p.pack);
   const bool sent = to_indexer_[static_cast<size_t>(*ix)]->push(std::move(m));
-  free_indexers_.push(*ix);
+  free.push(*ix);
   if (!sent) {
-    pool_->release(buf);
+    pool.release(buf);
     return;
   }
   totals_.bytes += bytes;
 }
 
 void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
-                         const FileBatch::Entry& e, int indexer) {
+                         const FileBatch::Entry& e, int indexer, int node) {
   const auto& o = cfg_.opts;
+  BufferPool& pool = *pools_[static_cast<size_t>(node)];
   bool direct = o.direct_io != 0;
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   direct = direct && (::fcntl(fd.get(), F_GETFL) & O_DIRECT);
 
   auto& q = *to_indexer_[static_cast<size_t>(indexer)];
   ReadMsg begin;
+  begin.node = node;
   begin.path.reserve(b.dir->path.size() + 1 + e.name_len);
   begin.path.append(b.dir->path).push_back('/');
   begin.path.append(b.name(e), e.name_len);
@@ -309,9 +358,9 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   bool eof = limit == 0;
   while (!eof) {
     if (stop_.load(std::memory_order_relaxed)) return;
-    unsigned char* buf = pool_->acquire();
+    unsigned char* buf = pool.acquire();
     if (!buf) return;
-    unsigned char* area = pool_->read_area(buf);
+    unsigned char* area = pool.read_area(buf);
     size_t want = direct ? o.block_size
                          : static_cast<size_t>(std::min<uint64_t>(o.block_size, limit - off));
     ssize_t n;
@@ -330,7 +379,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
     }
     if (n < 0) {
       // An I/O error mid-file: the file is indexed as far as it was read.
-      pool_->release(buf);
+      pool.release(buf);
       totals_.skipped++;
       break;
     }
@@ -344,28 +393,32 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
     carry_len = len - cut;
     std::memcpy(carry, data + cut, carry_len);
     if (cut == 0) {
-      pool_->release(buf);
+      pool.release(buf);
       continue;
     }
     ReadMsg blk;
     blk.kind = ReadMsg::kBlock;
+    blk.node = node;
     blk.buffer = buf;
     blk.data = data;
     blk.len = cut;
     if (!q.push(std::move(blk))) {
-      pool_->release(buf);
+      pool.release(buf);
       return;
     }
   }
   ReadMsg end;
   end.kind = ReadMsg::kEnd;
+  end.node = node;
   end.size = off;
   q.push(std::move(end));
   totals_.bytes += off;
 }
 
 void Pipeline::indexer_loop(int id) {
-  place_on_numa_node(id);
+  const int node = plan_.indexer_node[static_cast<size_t>(id)];
+  // Before the term table and arena are mapped: they come from this node.
+  place(NumaRole::kIndexer, id, node);
   const auto& o = cfg_.opts;
   TfIdfIndex tf(o.tfidf_index_size, o.index_depth, sketches_[static_cast<size_t>(id)].get());
   PathIndex paths(o.path_index_size);
@@ -410,10 +463,11 @@ void Pipeline::indexer_loop(int id) {
     }
     {
       std::lock_guard<std::mutex> lk(spare_mu_);
-      if (!spare_buffers_.empty()) {
-        job.tf_data = std::move(spare_buffers_.back().tf_data);
-        job.tf_meta = std::move(spare_buffers_.back().tf_meta);
-        spare_buffers_.pop_back();
+      auto& spares = spare_buffers_[static_cast<size_t>(node)];
+      if (!spares.empty()) {
+        job.tf_data = std::move(spares.back().tf_data);
+        job.tf_meta = std::move(spares.back().tf_meta);
+        spares.pop_back();
       }
     }
     tf.serialise(o.split_factor, job.tf_data, job.tf_meta, &paths);
@@ -459,6 +513,8 @@ void Pipeline::indexer_loop(int id) {
 
   auto& q = *to_indexer_[static_cast<size_t>(id)];
   while (auto m = q.pop()) {
+    if (m->node != node) cross_node_++;
+    BufferPool& pool = *pools_[static_cast<size_t>(m->node)];
     switch (m->kind) {
       case ReadMsg::kBegin:
         cur = DocInfo::of(next_seq++, 0, m->attrs);
@@ -467,8 +523,8 @@ void Pipeline::indexer_loop(int id) {
         break;
       case ReadMsg::kBlock:
         index_bytes(m->data, m->len,
-                    static_cast<size_t>(m->buffer + pool_->buffer_bytes() - m->data));
-        pool_->release(m->buffer);
+                    static_cast<size_t>(m->buffer + pool.buffer_bytes() - m->data));
+        pool.release(m->buffer);
         break;
       case ReadMsg::kEnd:
         cur.size = m->size;
@@ -487,8 +543,8 @@ void Pipeline::indexer_loop(int id) {
         // Each packed file is a document, as if it had come as Begin, one
         // block, End; the shared totals are added to once per pack.
         const FilePack& pack = *m->pack;
-        unsigned char* area = pool_->read_area(m->buffer);
-        const unsigned char* end = m->buffer + pool_->buffer_bytes();
+        unsigned char* area = pool.read_area(m->buffer);
+        const unsigned char* end = m->buffer + pool.buffer_bytes();
         uint64_t tokens = 0, with_tokens = 0;
         for (const PackedFile& f : pack.files) {
           cur = DocInfo::of(next_seq++, f.len, f.attrs);
@@ -507,7 +563,7 @@ void Pipeline::indexer_loop(int id) {
         totals_.files += pack.files.size();
         totals_.tokens += tokens;
         totals_.docs_with_tokens += with_tokens;
-        pool_->release(m->buffer);
+        pool.release(m->buffer);
         break;
       }
     }
@@ -516,7 +572,8 @@ void Pipeline::indexer_loop(int id) {
   if (!tf.empty() || !paths.empty()) flush();
 }
 
-void Pipeline::writer_loop() {
+void Pipeline::writer_loop(int id) {
+  place(NumaRole::kWriter, id, plan_.writer_node[static_cast<size_t>(id)]);
   // fsyncs wait for the end of the build: after the first one has committed
   // the file system journal holding every new inode, the rest are cheap.
   std::vector<std::string> written;
@@ -573,9 +630,12 @@ void Pipeline::writer_loop() {
       std::lock_guard<std::mutex> lk(mu_);
       segments_.push_back(job->ref);
     }
+    // Back to the flushing indexer's node, whose memory they are.
+    const int node = plan_.indexer_node[job->ref.indexer];
     std::lock_guard<std::mutex> lk(spare_mu_);
-    if (spare_buffers_.size() < static_cast<size_t>(cfg_.opts.indexer_threads))
-      spare_buffers_.push_back(FlushBuffers{std::move(job->tf_data), std::move(job->tf_meta)});
+    auto& spares = spare_buffers_[static_cast<size_t>(node)];
+    if (spares.size() < plan_.on_node(NumaRole::kIndexer, node).size())
+      spares.push_back(FlushBuffers{std::move(job->tf_data), std::move(job->tf_meta)});
   }
   // Stopped or paused: what is written is kept for a resume.
   if ((stop_.load() || paused_.load()) && !pending.empty() && !cfg_.stop_after_marks) write_marks();

@@ -17,6 +17,7 @@
 #include "pipeline/buffer_pool.h"
 #include "pipeline/crawler.h"
 #include "pipeline/messages.h"
+#include "pipeline/numa_plan.h"
 #include "pipeline/queue.h"
 #include "pipeline/resume.h"
 #include "scipis_engine.h"
@@ -70,6 +71,10 @@ class Pipeline {
   std::vector<SegmentRef> segments() const;
   // Distinct terms over every indexer's input (a HyperLogLog estimate).
   uint64_t distinct_terms() const;
+  const NumaPlan& numa_plan() const { return plan_; }
+  // Batches and blocks that crossed from one node's threads to another's:
+  // none by design (tests check it).
+  uint64_t cross_node_handoffs() const { return cross_node_.load(); }
 
  private:
   // A reader's pack of small files being filled (file_pack.h).
@@ -78,15 +83,17 @@ class Pipeline {
     size_t used = 0;
     std::unique_ptr<FilePack> pack;
   };
+  // Pins the calling thread and its memory as the plan says.
+  void place(NumaRole role, int index, int node);
   void reader_loop(int id);
-  void read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p);
+  void read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p, int node);
   void pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
-                 const FileBatch::Entry& e, OpenPack& p);
-  void send_pack(OpenPack& p);
+                 const FileBatch::Entry& e, OpenPack& p, int node);
+  void send_pack(OpenPack& p, int node);
   void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
-                 int indexer);
+                 int indexer, int node);
   void indexer_loop(int id);
-  void writer_loop();
+  void writer_loop(int id);
   void record_error(std::exception_ptr e);
 
   PipelineConfig cfg_;
@@ -98,25 +105,28 @@ class Pipeline {
   std::atomic<bool> paused_{false};
   std::atomic<uint32_t> marks_written_{0};
   uint64_t pack_limit_;  // files of at most this many bytes are packed
-  BoundedQueue<FileBatch> files_;
-  BoundedQueue<int> free_indexers_;
+  NumaPlan plan_;
+  NumaPlacer* placer_ = nullptr;  // when the plan pins
+  std::atomic<uint64_t> cross_node_{0};
+  // Per node of the plan (one without NUMA): its crawler's batches, its
+  // free indexers, its read buffers.
+  std::vector<std::unique_ptr<BoundedQueue<FileBatch>>> files_;
+  std::vector<std::unique_ptr<BoundedQueue<int>>> free_indexers_;
+  std::vector<std::unique_ptr<BufferPool>> pools_;
   std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
   BoundedQueue<FlushJob> to_writer_;
-  std::unique_ptr<BufferPool> pool_;
   std::vector<std::unique_ptr<DistinctTerms>> sketches_;  // one per indexer
   mutable std::mutex mu_;
   std::vector<SegmentRef> segments_;
   std::exception_ptr error_;
-  // Written flushes' buffers, at most one set per indexer: the memory of
-  // a flush is faulted in once and then serves the next ones.
+  // Written flushes' buffers, per node, at most one set per indexer: the
+  // memory of a flush is faulted in once and then serves the next ones.
   std::mutex spare_mu_;
-  std::vector<FlushBuffers> spare_buffers_;
+  std::vector<std::vector<FlushBuffers>> spare_buffers_;
 };
 
 // Blocks every signal in the calling thread; engine threads run like this
 // so that PostgreSQL's handlers only ever run on the backend's own thread.
 void block_all_signals();
-// Pins the calling thread to a NUMA node when the machine has several.
-void place_on_numa_node(int index);
 
 }  // namespace scipis
