@@ -383,22 +383,12 @@ PathTrigrams::PathTrigrams(std::string path, std::string_view file) : path_(std:
   trigrams_ = h.aux;
   table_ = reinterpret_cast<const unsigned char*>(file.data()) + kHeaderSize;
   lists_ = table_ + table;
-  // Every entry is bounded here, once, so that lookups trust the table: a
-  // list holds at least a byte per block and its crc.
-  const uint64_t room = file.size() - kHeaderSize - table;
-  uint64_t end = 0;
-  for (size_t i = 0; i < trigrams_; i++) {
-    const unsigned char* e = table_ + kTrigramEntry * i;
-    const uint32_t t = get_u32(e), c = get_u32(e + 4);
-    const uint64_t next = get_u64(e + 8);
-    if (t >> 24 || (i && t <= get_u32(e - kTrigramEntry)))
-      fail_corrupt(path_, "trigram table out of order");
-    if (c == 0 || c > records_) fail_corrupt(path_, "bad trigram record count");
-    if (next > room || next < end || next - end < 4 + (c + kB - 1) / kB)
-      fail_corrupt(path_, "bad trigram list end");
-    end = next;
-  }
-  if (end != room) fail_corrupt(path_, "trailing bytes after the trigram lists");
+  room_ = file.size() - kHeaderSize - table;
+  // The last list ends the file: a file cut short or grown fails here.
+  if ((trigrams_ ? get_u64(table_ + kTrigramEntry * (trigrams_ - 1) + 8) : 0) != room_)
+    fail_corrupt(path_, "trigram lists cut short or followed by trailing bytes");
+  // The entries a query reads are bounded then (find): a new backend's
+  // first pattern opens every segment's index and reads a few entries.
 }
 
 std::optional<PathTrigrams::List> PathTrigrams::find(uint32_t trigram) const {
@@ -412,8 +402,16 @@ std::optional<PathTrigrams::List> PathTrigrams::find(uint32_t trigram) const {
   }
   const unsigned char* e = table_ + kTrigramEntry * lo;
   if (lo == trigrams_ || get_u32(e) != trigram) return std::nullopt;
+  // A list lies after the one before, within the file, and holds at least
+  // a byte per block and its crc.
   const uint64_t start = lo ? get_u64(e - kTrigramEntry + 8) : 0;
-  return List{lists_ + start, static_cast<size_t>(get_u64(e + 8) - start - 4), get_u32(e + 4)};
+  const uint64_t end = get_u64(e + 8);
+  const uint32_t c = get_u32(e + 4);
+  if (lo && get_u32(e - kTrigramEntry) >= trigram) fail_corrupt(path_, "trigram table out of order");
+  if (c == 0 || c > records_) fail_corrupt(path_, "bad trigram record count");
+  if (end > room_ || end < start || end - start < 4 + (c + kB - 1) / kB)
+    fail_corrupt(path_, "bad trigram list end");
+  return List{lists_ + start, static_cast<size_t>(end - start - 4), c};
 }
 
 std::optional<std::vector<uint32_t>> PathTrigrams::candidates(const PathPattern& pattern) const {

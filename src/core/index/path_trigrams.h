@@ -48,9 +48,9 @@ constexpr uint32_t kTrigramBlock = 128;
 std::string build_path_trigrams(std::string_view paths, std::span<const uint32_t> lens);
 
 // Reads a file of build_path_trigrams in place (file is typically mapped;
-// it must outlive this). Opening checks the header, the table's crc and
-// every table entry against the file, allocating nothing by them; each
-// list's crc is checked when a query reads it. Damage throws
+// it must outlive this). Opening checks the header and the table's crc,
+// allocating nothing by them; each table entry is bounded against the file,
+// and each list's crc checked, when a query reads it. Damage throws
 // SCIPIS_E_CORRUPT naming path.
 class PathTrigrams {
  public:
@@ -74,6 +74,7 @@ class PathTrigrams {
   std::string path_;
   const unsigned char* table_ = nullptr;
   const unsigned char* lists_ = nullptr;
+  uint64_t room_ = 0;  // the lists' bytes
   size_t trigrams_ = 0;
   uint32_t records_ = 0;
 };

@@ -245,15 +245,8 @@ FileBlocks::FileBlocks(std::string path, std::string_view file)
   const size_t room = file_.size() - first_;
   if (room > kMaxFileBlocksBytes) fail_corrupt(path_, "blocks exceed 4 GiB");
   if (blocks_ == 0 && room != 0) fail_corrupt(path_, "trailing bytes after the records");
-  // Each block lies after the one before, within the file, with room for
-  // its records and its crc; the last one ends the file.
-  for (size_t b = 0; b < blocks_; b++) {
-    const uint64_t start = offset(b);
-    const uint64_t end = b + 1 < blocks_ ? offset(b + 1) : room;
-    if ((b == 0 && start != 0) || end > room || start > end ||
-        end - start < records_in(b) * kMinFileRecord + 4)
-      fail_corrupt(path_, "bad offset of file block " + std::to_string(b));
-  }
+  // Each block's bounds are checked when it is read (block()): a new
+  // backend's first query opens every segment, and most read few blocks.
 }
 
 void FileBlocks::check_len_chunk(size_t c) const {
@@ -292,8 +285,14 @@ FileBlockStats FileBlocks::stats(size_t b) const {
 
 std::string_view FileBlocks::block(size_t b) const {
   if (b >= blocks_) fail_corrupt(path_, "file block past the end");
+  // It lies after the block before, within the file, with room for its
+  // records and its crc; the last one ends the file.
+  const size_t room = file_.size() - first_;
   const size_t start = offset(b);
-  const size_t end = b + 1 < blocks_ ? offset(b + 1) : file_.size() - first_;
+  const size_t end = b + 1 < blocks_ ? offset(b + 1) : room;
+  if ((b == 0 && start != 0) || end > room || start > end ||
+      end - start < records_in(b) * kMinFileRecord + 4)
+    fail_corrupt(path_, "bad offset of file block " + std::to_string(b));
   return file_.substr(first_ + start, end - start);
 }
 

@@ -150,17 +150,18 @@ extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len
 
 namespace {
 // Every file of the collection whose path keep() accepts, in path order,
-// read block by block from the mapped file data; blocks that block_ok()
-// rules out from their statistics are not read.
-template <typename Keep, typename BlockOk>
-void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, BlockOk&& block_ok,
+// read block by block from the mapped file data; segments that seg_ok()
+// rules out are not opened, blocks that block_ok() rules out (from their
+// statistics, say) not read.
+template <typename Keep, typename SegOk, typename BlockOk>
+void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok, BlockOk&& block_ok,
                 scipis_scan_stats* stats = nullptr) {
   std::vector<std::pair<std::string, DocInfo>> all;
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
   std::string paths;
   for (auto& s : ix->c.segments()) {
-    if (s.ref.docs == 0) continue;
+    if (s.ref.docs == 0 || !seg_ok(s)) continue;
     const FileBlocks& fb = ix->c.files(s);
     for (size_t b = 0; b < fb.blocks(); b++) {
       if (stats) stats->blocks++;
@@ -182,13 +183,15 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, BlockOk&& block
   emit(out, owner.release());
 }
 
+constexpr auto kEverySegment = [](SegmentState&) { return true; };
 constexpr auto kEveryBlock = [](SegmentState&, const FileBlocks&, size_t) { return true; };
 }  // namespace
 
 extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
   return guarded(err, [&] {
-    list_files(ix, out, [](std::string_view, const DocInfo&) { return true; }, kEveryBlock);
+    list_files(ix, out, [](std::string_view, const DocInfo&) { return true; }, kEverySegment,
+               kEveryBlock);
   });
 }
 
@@ -198,25 +201,26 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
   return guarded(err, [&] {
     const PathPattern pat(std::string_view(pattern, pattern_len));
     // Each segment's trigram index names the records that may match (or
-    // none, when the pattern has no literal run of 3 bytes: then all).
+    // none, when the pattern has no literal run of 3 bytes: then all); a
+    // segment with no candidate is passed over without mapping its file
+    // data, which a new backend would otherwise open for every segment.
     std::vector<uint32_t> cands;
     bool scan_all = false;
-    const SegmentState* seg = nullptr;
     size_t at = 0;
-    auto block_ok = [&](SegmentState& s, const FileBlocks&, size_t b) {
-      if (seg != &s) {
-        seg = &s;
-        auto c = ix->c.trigrams(s).candidates(pat);
-        scan_all = !c;
-        cands = c ? std::move(*c) : std::vector<uint32_t>();
-        at = 0;
-      }
+    auto seg_ok = [&](SegmentState& s) {
+      auto c = ix->c.trigrams(s).candidates(pat);
+      scan_all = !c;
+      cands = c ? std::move(*c) : std::vector<uint32_t>();
+      at = 0;
+      return scan_all || !cands.empty();
+    };
+    auto block_ok = [&](SegmentState&, const FileBlocks&, size_t b) {
       if (scan_all) return true;
       while (at < cands.size() && cands[at] < b * kFileBlock) at++;
       return at < cands.size() && cands[at] < (b + 1) * kFileBlock;
     };
     list_files(ix, out, [&](std::string_view path, const DocInfo&) { return pat.matches(path); },
-               block_ok);
+               seg_ok, block_ok);
   });
 }
 
@@ -260,7 +264,7 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
              st.uid_max >= f->uid_min && st.uid_min <= f->uid_max && st.gid_max >= f->gid_min &&
              st.gid_min <= f->gid_max && st.paths_may_meet(sfrom, sto);
     };
-    list_files(ix, out, keep, block_ok, stats);
+    list_files(ix, out, keep, kEverySegment, block_ok, stats);
   });
 }
 
