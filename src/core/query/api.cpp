@@ -1,5 +1,6 @@
 // The query door: open a collection, search, look up a path, list files.
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -149,13 +150,14 @@ extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len
 }
 
 namespace {
-// Every file of the collection whose path keep() accepts, in path order,
-// read block by block from the mapped file data; segments that seg_ok()
-// rules out are not opened, blocks that block_ok() rules out (from their
-// statistics, say) not read.
-template <typename Keep, typename SegOk, typename BlockOk>
-void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok, BlockOk&& block_ok,
-                scipis_scan_stats* stats = nullptr) {
+// Every file of the collection that keep(path, doc, record) accepts, in
+// path order, read block by block from the mapped file data; segments that
+// seg_ok() rules out are not opened, and only the blocks next_block(s, fb,
+// b) names (the first one from b on that may hold a match, or fb.blocks())
+// are read.
+template <typename Keep, typename SegOk, typename NextBlock>
+void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
+                NextBlock&& next_block, scipis_scan_stats* stats = nullptr) {
   std::vector<std::pair<std::string, DocInfo>> all;
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
@@ -163,15 +165,14 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
   for (auto& s : ix->c.segments()) {
     if (s.ref.docs == 0 || !seg_ok(s)) continue;
     const FileBlocks& fb = ix->c.files(s);
-    for (size_t b = 0; b < fb.blocks(); b++) {
-      if (stats) stats->blocks++;
-      if (!block_ok(s, fb, b)) continue;
+    if (stats) stats->blocks += fb.blocks();
+    for (size_t b = next_block(s, fb, 0); b < fb.blocks(); b = next_block(s, fb, b + 1)) {
       if (stats) stats->blocks_read++;
       paths.clear();
       fb.decode(b, docs, paths, ends);
       for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
         const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
-        if (keep(p, docs[i])) all.emplace_back(std::string(p), docs[i]);
+        if (keep(p, docs[i], b * kFileBlock + i)) all.emplace_back(std::string(p), docs[i]);
       }
     }
   }
@@ -184,14 +185,14 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
 }
 
 constexpr auto kEverySegment = [](SegmentState&) { return true; };
-constexpr auto kEveryBlock = [](SegmentState&, const FileBlocks&, size_t) { return true; };
+constexpr auto kEveryBlock = [](SegmentState&, const FileBlocks&, size_t b) { return b; };
+constexpr auto kEveryFile = [](std::string_view, const DocInfo&, size_t) { return true; };
 }  // namespace
 
 extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
   return guarded(err, [&] {
-    list_files(ix, out, [](std::string_view, const DocInfo&) { return true; }, kEverySegment,
-               kEveryBlock);
+    list_files(ix, out, kEveryFile, kEverySegment, kEveryBlock);
   });
 }
 
@@ -203,7 +204,8 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
     // Each segment's trigram index names the records that may match (or
     // none, when the pattern has no literal run of 3 bytes: then all); a
     // segment with no candidate is passed over without mapping its file
-    // data, which a new backend would otherwise open for every segment.
+    // data, which a new backend would otherwise open for every segment,
+    // and only the candidates' blocks are read, only candidates matched.
     std::vector<uint32_t> cands;
     bool scan_all = false;
     size_t at = 0;
@@ -214,13 +216,17 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
       at = 0;
       return scan_all || !cands.empty();
     };
-    auto block_ok = [&](SegmentState&, const FileBlocks&, size_t b) {
-      if (scan_all) return true;
+    auto next_block = [&](SegmentState&, const FileBlocks&, size_t b) -> size_t {
+      if (scan_all) return b;
       while (at < cands.size() && cands[at] < b * kFileBlock) at++;
-      return at < cands.size() && cands[at] < (b + 1) * kFileBlock;
+      return at < cands.size() ? cands[at] / kFileBlock : SIZE_MAX;
     };
-    list_files(ix, out, [&](std::string_view path, const DocInfo&) { return pat.matches(path); },
-               seg_ok, block_ok);
+    auto keep = [&](std::string_view path, const DocInfo&, size_t rec) {
+      if (scan_all) return pat.matches(path);
+      while (at < cands.size() && cands[at] < rec) at++;
+      return at < cands.size() && cands[at] == rec && pat.matches(path);
+    };
+    list_files(ix, out, keep, seg_ok, next_block);
   });
 }
 
@@ -241,7 +247,7 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
     const std::string_view to(f->path_to ? f->path_to : "", f->path_to ? f->path_to_len : 0);
     // An empty upper end is below every path: nothing matches.
     if (f->path_to_set && to.empty()) return emit(out, new DocsOwner);
-    auto keep = [&](std::string_view p, const DocInfo& d) {
+    auto keep = [&](std::string_view p, const DocInfo& d, size_t) {
       return d.size >= f->size_min && d.size <= f->size_max && d.mtime_ns >= f->mtime_min &&
              d.mtime_ns <= f->mtime_max && d.ctime_ns >= f->ctime_min && d.ctime_ns <= f->ctime_max &&
              d.uid >= f->uid_min && d.uid <= f->uid_max && d.gid >= f->gid_min && d.gid <= f->gid_max &&
@@ -252,7 +258,7 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
     const FileBlocks* last = nullptr;
     bool any = true;
     std::string_view sfrom, sto;
-    auto block_ok = [&](SegmentState&, const FileBlocks& fb, size_t b) {
+    auto block_ok = [&](const FileBlocks& fb, size_t b) {
       if (&fb != last) {
         any = range_after_prefix(fb.common_prefix(), from, to, f->path_to_set, sfrom, sto);
         last = &fb;
@@ -264,7 +270,11 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
              st.uid_max >= f->uid_min && st.uid_min <= f->uid_max && st.gid_max >= f->gid_min &&
              st.gid_min <= f->gid_max && st.paths_may_meet(sfrom, sto);
     };
-    list_files(ix, out, keep, kEverySegment, block_ok, stats);
+    auto next_block = [&](SegmentState&, const FileBlocks& fb, size_t b) {
+      while (b < fb.blocks() && !block_ok(fb, b)) b++;
+      return b;
+    };
+    list_files(ix, out, keep, kEverySegment, next_block, stats);
   });
 }
 
