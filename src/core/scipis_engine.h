@@ -73,6 +73,12 @@ typedef struct scipis_build_stats
 	double		seconds;
 	uint64_t	resumed_files;	/* taken from an interrupted build's segments, not read */
 	uint64_t	resumed_bytes;
+	/* What changed (a full build: every file added). */
+	uint64_t	files_added;
+	uint64_t	files_changed;	/* read again; their old versions tombstoned */
+	uint64_t	files_deleted;	/* gone from the tree: tombstoned */
+	uint64_t	bytes_read;
+	uint64_t	deleted_docs;	/* tombstoned documents the index now holds */
 } scipis_build_stats;
 
 typedef struct scipis_build scipis_build;
@@ -119,6 +125,27 @@ typedef struct scipis_build_progress
 	uint64_t	resumed_files;	/* of the done ones: kept from an interrupted build */
 	uint64_t	resumed_bytes;
 } scipis_build_progress;
+
+/*
+ * Starts refreshing the collection's index in dir against the tree at root
+ * (search-semantics.md, "Changing collections"): files the index holds as
+ * they are (path, inode, size, mtime and ctime in ns) are not read; new and
+ * changed files are indexed into new segments, the old versions of changed
+ * files and the files gone are tombstoned, and the next generation commits
+ * atomically. With n_paths > 0 only those absolute paths under root (files
+ * or whole subtrees) are looked at. An index never built, damaged, or built
+ * with another tokenizer or split factor is built afresh instead. Polled,
+ * cancelled and finished as a build; flags: SCIPIS_BUILD_COUNT_BYTES.
+ */
+scipis_build *scipis_refresh_start(const char *dir, const char *root,
+								   const scipis_options *opts, const char *const *paths,
+								   int n_paths, int flags, scipis_error *err);
+/*
+ * 1 with *ns set when dir records when its collection was last fresh: every
+ * change to the tree before that time (ns since the epoch) is searchable;
+ * 0 when unknown.
+ */
+int			scipis_fresh_as_of(const char *dir, int64_t *ns);
 
 /* Safe to call at any time between start and finish, from the owning thread. */
 void		scipis_build_get_progress(scipis_build *b, scipis_build_progress *p);
@@ -167,6 +194,7 @@ typedef struct scipis_index_info
 	uint64_t	total_tokens;
 	uint64_t	segments;
 	uint64_t	index_bytes;
+	uint64_t	deleted_docs;	/* tombstoned, not yet compacted away */
 	/* This handle's own memory, and the segment files it has mapped (the
 	 * page cache's, shared by every process mapping them). */
 	uint64_t	heap_bytes;

@@ -4,8 +4,15 @@
 #include "util/bytes.h"
 #include "util/crc32c.h"
 #include "util/error.h"
+#include "util/fileio.h"
 
 namespace scipis {
+
+namespace {
+// 1: the count of tombstoned documents follows the segments, then each
+//    segment's run_started_ns.
+constexpr uint32_t kManifestVersion = 1;
+}  // namespace
 
 std::string Manifest::encode() const {
   std::string body;
@@ -24,8 +31,11 @@ std::string Manifest::encode() const {
     put_u64(body, s.tf_data_bytes);
     put_u64(body, s.file_data_bytes);
   }
+  put_u64(body, deleted);
+  for (const auto& s : segments) put_u64(body, static_cast<uint64_t>(s.run_started_ns));
   std::string out;
   FileHeader h;
+  h.aux = kManifestVersion;
   h.count = segments.size();
   h.body_crc = crc32c(body.data(), body.size());
   put_header(out, kMagicManifest, h);
@@ -61,10 +71,55 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
     if (s.indexer >= m.indexers) fail_corrupt(path, "segment names an unknown indexer");
     m.segments.push_back(s);
   }
+  if (h.aux >= 1) {
+    m.deleted = c.u64();
+    for (auto& s : m.segments) s.run_started_ns = static_cast<int64_t>(c.u64());
+  }
+  if (h.aux > kManifestVersion) fail_corrupt(path, "manifest of a newer version");
   if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");
   if (m.split_factor == 0 || m.split_factor > 4096)
     fail_corrupt(path, "bad split factor");
   return m;
+}
+
+namespace {
+constexpr uint32_t kTermsMagic = 0x534d5254;  // "TRMS"
+constexpr uint32_t kFreshMagic = 0x48535246;  // "FRSH"
+}  // namespace
+
+std::string encode_terms(const std::vector<uint8_t>& registers) {
+  std::string out;
+  put_u32(out, kTermsMagic);
+  put_u64(out, registers.size());
+  out.append(reinterpret_cast<const char*>(registers.data()), registers.size());
+  put_u32(out, crc32c(out.data(), out.size()));
+  return out;
+}
+
+std::vector<uint8_t> decode_terms(const std::string& bytes) {
+  if (bytes.size() < 16) return {};
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (get_u32(p) != kTermsMagic || get_u64(p + 4) != bytes.size() - 16 ||
+      get_u32(p + bytes.size() - 4) != crc32c(bytes.data(), bytes.size() - 4))
+    return {};
+  return std::vector<uint8_t>(p + 12, p + bytes.size() - 4);
+}
+
+void write_fresh_as_of(const std::string& dir, int64_t ns) {
+  std::string out;
+  put_u32(out, kFreshMagic);
+  put_u64(out, static_cast<uint64_t>(ns));
+  put_u32(out, crc32c(out.data(), out.size()));
+  replace_file_atomic(dir + "/FRESH", out);
+}
+
+bool read_fresh_as_of(const std::string& dir, int64_t& ns) {
+  std::string bytes;
+  if (!read_file(dir + "/FRESH", bytes) || bytes.size() != 16) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (get_u32(p) != kFreshMagic || get_u32(p + 12) != crc32c(bytes.data(), 12)) return false;
+  ns = static_cast<int64_t>(get_u64(p + 4));
+  return true;
 }
 
 }  // namespace scipis

@@ -15,6 +15,10 @@ struct SegmentRef {
   uint64_t docs = 0;          // file records in this segment
   uint64_t tf_data_bytes = 0;
   uint64_t file_data_bytes = 0;
+  // When the run that wrote it began (ns since the epoch): a file whose
+  // recorded ctime is not well before this may have changed again within
+  // the same tick of the file system's clock (INT64_MIN: unknown).
+  int64_t run_started_ns = INT64_MIN;
 };
 
 struct Manifest {
@@ -30,6 +34,10 @@ struct Manifest {
   uint64_t skipped = 0;
   uint64_t index_bytes = 0;
   std::vector<SegmentRef> segments;
+  // Tombstoned documents of the segments (index/deletes.h), counted in none
+  // of the totals above, which are of live documents only (a manifest
+  // written before tombstones existed has none).
+  uint64_t deleted = 0;
 
   std::string encode() const;
   // Throws a corruption error naming path when the bytes are damaged.
@@ -40,5 +48,21 @@ struct Manifest {
 };
 
 inline std::string manifest_path(const std::string& dir) { return dir + "/MANIFEST"; }
+
+// A generation's distinct-term sketch (index/distinct_terms.h registers),
+// which a refresh extends: the terms estimate counts every term indexed
+// since the last full build.
+inline const char* kTermsFile = "TERMS";
+std::string encode_terms(const std::vector<uint8_t>& registers);
+// Empty when the bytes are not an intact sketch (the estimate then starts
+// afresh; it is only an estimate).
+std::vector<uint8_t> decode_terms(const std::string& bytes);
+
+// When the collection was last fresh: every change to its tree before
+// this time (ns since the epoch) is searchable. Beside the manifest, so
+// that a refresh that finds nothing to change leaves readers' caches be.
+void write_fresh_as_of(const std::string& dir, int64_t ns);
+// False when unknown (never recorded, or damaged).
+bool read_fresh_as_of(const std::string& dir, int64_t& ns);
 
 }  // namespace scipis

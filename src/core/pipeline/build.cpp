@@ -13,32 +13,16 @@
 #include <thread>
 
 #include "index/manifest.h"
+#include "pipeline/build.h"
 #include "index/segment_format.h"
 #include "pipeline/pipeline.h"
 #include "scipis_engine.h"
 #include "util/door.h"
 #include "util/fileio.h"
 #include "util/mem_account.h"
+#include "util/time_ns.h"
 
 using namespace scipis;
-
-struct scipis_build {
-  std::string dir;
-  PipelineConfig cfg;
-  Manifest next;
-  std::unique_ptr<Pipeline> pipeline;
-  std::thread coordinator;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  bool aborted = false;  // never commit, even if the pipeline finished
-  std::exception_ptr error;
-  std::vector<std::string> garbage;
-  std::chrono::steady_clock::time_point started;
-  uint64_t resumed_files = 0, resumed_bytes = 0;
-};
-
-namespace {
 
 // Generations named by directories g<N>; a new build takes the next number.
 uint64_t next_generation(const std::string& dir, const Manifest* current) {
@@ -66,11 +50,22 @@ std::vector<std::string> list_garbage(const std::string& dir, const Manifest* cu
   if (!d) return doomed;
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n == "." || n == ".." || n == "MANIFEST" || n == keep || n == resumed) continue;
+    if (n == "." || n == ".." || n == "MANIFEST" || n == "FRESH" || n == keep || n == resumed) continue;
     doomed.push_back(dir + "/" + n);
   }
   ::closedir(d);
   return doomed;
+}
+
+std::string checked_root(const char* root) {
+  std::string r = root;
+  if (r.empty() || r[0] != '/') fail(SCIPIS_E_INVALID, "root \"%s\" is not an absolute path", root);
+  while (r.size() > 1 && r.back() == '/') r.pop_back();
+  struct stat st;
+  if (::stat(r.c_str(), &st) != 0) fail_io(errno, "open directory", r);
+  if (!S_ISDIR(st.st_mode)) fail(SCIPIS_E_INVALID, "root \"%s\" is not a directory", r.c_str());
+  if (::access(r.c_str(), R_OK | X_OK) != 0) fail_io(errno, "read directory", r);
+  return r;
 }
 
 void resolve_threads(scipis_options& o) {
@@ -80,6 +75,8 @@ void resolve_threads(scipis_options& o) {
   if (o.reader_threads == 0) o.reader_threads = std::min(cpus, 4);
   if (o.writer_threads == 0) o.writer_threads = 1;
 }
+
+namespace {
 
 // What must match for a generation to be continued: everything that
 // decides which files are read and how segments are laid out.
@@ -134,22 +131,30 @@ void coordinate(scipis_build* b) {
     }
   });
   try {
+    if (b->refresh) refresh_prepare(b);
     b->pipeline->run();
-    auto& m = b->next;
-    m.segments = b->pipeline->segments();
-    if (b->cfg.resume)
-      m.segments.insert(m.segments.end(), b->cfg.resume->kept.begin(), b->cfg.resume->kept.end());
-    std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
-      return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
-    });
-    const auto& t = b->pipeline->totals();
-    m.files = t.files;
-    m.bytes = t.bytes;
-    m.docs_with_tokens = t.docs_with_tokens;
-    m.total_tokens = t.tokens;
-    m.skipped = t.skipped;
-    m.terms = b->pipeline->distinct_terms();
-    m.index_bytes = tree_bytes(b->cfg.gen_dir);
+    if (b->refresh) {
+      refresh_conclude(b);
+    } else {
+      auto& m = b->next;
+      m.segments = b->pipeline->segments();
+      if (b->cfg.resume)
+        m.segments.insert(m.segments.end(), b->cfg.resume->kept.begin(), b->cfg.resume->kept.end());
+      // Kept segments' run began earlier: a later time only makes more of
+      // their files count as racy (read again by a refresh), never fewer.
+      for (auto& seg : m.segments) seg.run_started_ns = b->started_ns;
+      std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
+        return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
+      });
+      const auto& t = b->pipeline->totals();
+      m.files = t.files;
+      m.bytes = t.bytes;
+      m.docs_with_tokens = t.docs_with_tokens;
+      m.total_tokens = t.tokens;
+      m.skipped = t.skipped;
+      m.terms = b->pipeline->distinct_terms();
+      m.index_bytes = tree_bytes(b->cfg.gen_dir);
+    }
   } catch (...) {
     b->error = std::current_exception();
   }
@@ -161,6 +166,27 @@ void coordinate(scipis_build* b) {
 }
 
 }  // namespace
+
+namespace {
+uint64_t minus_resumed(uint64_t all, uint64_t resumed) { return all > resumed ? all - resumed : 0; }
+}  // namespace
+
+void launch_build(scipis_build& b) {
+  b.started = std::chrono::steady_clock::now();
+  b.started_ns = realtime_ns();
+  // Threads inherit the creator's signal mask: block everything first.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  try {
+    b.coordinator = std::thread(coordinate, &b);
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    remove_tree(b.cfg.gen_dir);
+    throw;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
 
 extern "C" scipis_build* scipis_build_start(const char* dir, const char* root,
                                             const scipis_options* opts,
@@ -174,13 +200,7 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
   scipis_build* result = nullptr;
   guarded(err, [&] {
     if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
-    std::string r = root;
-    if (r.empty() || r[0] != '/') fail(SCIPIS_E_INVALID, "root \"%s\" is not an absolute path", root);
-    while (r.size() > 1 && r.back() == '/') r.pop_back();
-    struct stat st;
-    if (::stat(r.c_str(), &st) != 0) fail_io(errno, "open directory", r);
-    if (!S_ISDIR(st.st_mode)) fail(SCIPIS_E_INVALID, "root \"%s\" is not a directory", r.c_str());
-    if (::access(r.c_str(), R_OK | X_OK) != 0) fail_io(errno, "read directory", r);
+    const std::string r = checked_root(root);
 
     auto b = std::make_unique<scipis_build>();
     b->dir = dir;
@@ -226,20 +246,7 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
     std::memcpy(b->next.delimiter, opts->delimiter, 256);
     mkdir_p(b->cfg.gen_dir);
     b->pipeline = std::make_unique<Pipeline>(b->cfg);
-    b->started = std::chrono::steady_clock::now();
-
-    // Threads inherit the creator's signal mask: block everything first.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    try {
-      b->coordinator = std::thread(coordinate, b.get());
-    } catch (...) {
-      pthread_sigmask(SIG_SETMASK, &old, nullptr);
-      remove_tree(b->cfg.gen_dir);
-      throw;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    launch_build(*b);
     result = b.release();
   });
   return result;
@@ -283,6 +290,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     // The unfinished generation is garbage now: removing thousands of
     // files here would hold up a cancel, so the next build removes it.
     if (b->error) std::rethrow_exception(b->error);
+    if (b->refresh) return refresh_commit(b, stats);
     std::string old_gen;
     std::string mbytes;
     try {
@@ -296,12 +304,15 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
       remove_marks(b->cfg);
       b->next.index_bytes = tree_bytes(b->cfg.gen_dir);
     }
+    write_file_durable(b->cfg.gen_dir + "/" + kTermsFile,
+                       encode_terms(b->pipeline->term_registers()));
     fsync_dir(b->cfg.gen_dir);
     fsync_dir(b->dir);
     std::string enc = b->next.encode();
     b->next.index_bytes += enc.size();
     enc = b->next.encode();
     replace_file_atomic(manifest_path(b->dir), enc);
+    write_fresh_as_of(b->dir, b->started_ns);
     // The new generation is live; the old one is garbage now.
     if (!old_gen.empty() && old_gen != b->cfg.gen_dir) remove_tree(old_gen);
     const Manifest& m = b->next;
@@ -317,6 +328,9 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
                          .count();
     stats->resumed_files = b->resumed_files;
     stats->resumed_bytes = b->resumed_bytes;
+    stats->files_added = m.files;
+    stats->files_changed = stats->files_deleted = stats->deleted_docs = 0;
+    stats->bytes_read = minus_resumed(m.bytes, b->resumed_bytes);
   });
   return rc;
 }

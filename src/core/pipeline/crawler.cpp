@@ -153,12 +153,20 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
     dev_t dev;
     ino_t ino;
     // The root is followed even if it is a symlink: the user named it.
-    if (!list_dir(w.path, rules_.follow_symlinks || w.root, listing, dev, ino, dir->fd)) {
+    if (!w.only.empty()) {
+      // One named file: its directory is not listed (nor marked visited).
+      dir->fd = ::open(w.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir->fd < 0) {
+        work.finish(subdirs);
+        continue;
+      }
+      listing.entries.push_back({0, static_cast<uint32_t>(w.only.size()), DT_UNKNOWN});
+      listing.names.append(w.only.c_str(), w.only.size() + 1);
+    } else if (!list_dir(w.path, rules_.follow_symlinks || w.root, listing, dev, ino, dir->fd)) {
       skipped++;
       work.finish(subdirs);
       continue;
-    }
-    if (!work.first_visit(dev, ino)) {  // a loop
+    } else if (!work.first_visit(dev, ino)) {  // a loop
       work.finish(subdirs);
       continue;
     }
@@ -188,9 +196,10 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
         via_symlink = true;
       }
       if (type == DT_DIR) {
+        if (!w.only.empty()) continue;
         std::string n(name);
         std::string rel = w.rel.empty() ? n : w.rel + "/" + n;
-        if (!excluded(rel, n)) subdirs.push_back({w.path + "/" + n, std::move(rel)});
+        if (!excluded(rel, n)) subdirs.push_back({w.path + "/" + n, std::move(rel), false, ""});
       } else if (type == DT_REG) {
         if (globs) {
           std::string n(name);
@@ -208,6 +217,9 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
         found_.files.fetch_add(1, std::memory_order_relaxed);
         if (rules_.done && !rules_.done->empty() &&
             rules_.done->contains(path_key(w.path + "/" + std::string(name))))
+          continue;
+        if (rules_.known &&
+            !rules_.known->needs_read(w.path + "/" + std::string(name), dir->fd, cname, via_symlink))
           continue;
         batch.add(name, via_symlink, size);
         if (batch.files.size() == FileBatch::kMaxFiles) {

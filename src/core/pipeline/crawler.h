@@ -17,6 +17,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "pipeline/queue.h"
+#include "pipeline/refresh.h"
 #include "pipeline/resume.h"
 
 namespace scipis {
@@ -66,6 +67,9 @@ struct CrawlRules {
   bool largest_first = false;
   // A resumed build's files already indexed (pipeline/resume.h): not read again.
   const absl::flat_hash_set<PathKey>* done = nullptr;
+  // A refresh's catalog (pipeline/refresh.h): only new and changed files
+  // are handed out.
+  RefreshCatalog* known = nullptr;
 };
 
 // What the walk has found so far, for progress reports. Sizes cost a statx
@@ -82,6 +86,8 @@ struct DirWork {
   std::string path;
   std::string rel;
   bool root = false;
+  // Set: of the directory only this entry, a file (a refresh of given paths).
+  std::string only;
 };
 
 // The directories still to list, shared by a build's crawlers (one per
@@ -90,7 +96,11 @@ struct DirWork {
 // a resume expects nothing else from it.
 class CrawlWork {
  public:
-  explicit CrawlWork(std::string root) { stack_.push_back({std::move(root), "", true}); }
+  explicit CrawlWork(std::string root) { stack_.push_back({std::move(root), "", true, ""}); }
+  // Several starting points, walked in the order given.
+  explicit CrawlWork(std::vector<DirWork> starts) {
+    for (auto it = starts.rbegin(); it != starts.rend(); ++it) stack_.push_back(std::move(*it));
+  }
   // The next directory, or nothing once every one is listed or the walk
   // ended (stop, pause, end()).
   std::optional<DirWork> take(const std::atomic<bool>& stop, const std::atomic<bool>& paused);

@@ -115,6 +115,12 @@ uint64_t Pipeline::distinct_terms() const {
   return all.estimate();
 }
 
+std::vector<uint8_t> Pipeline::term_registers() const {
+  DistinctTerms all;
+  for (const auto& s : sketches_) all.merge(*s);
+  return all.registers();
+}
+
 std::vector<SegmentRef> Pipeline::segments() const {
   std::lock_guard<std::mutex> lk(mu_);
   return segments_;
@@ -151,7 +157,7 @@ void Pipeline::run() {
       }
     };
   };
-  CrawlWork work(cfg_.root);
+  CrawlWork work = cfg_.starts ? CrawlWork(*cfg_.starts) : CrawlWork(cfg_.root);
   std::atomic<size_t> crawling{nodes};
   std::vector<std::thread> crawlers, readers, indexers, writers;
   for (size_t n = 0; n < nodes; n++)

@@ -36,6 +36,8 @@ struct PipelineConfig {
   bool marks = false;
   std::shared_ptr<const ResumeState> resume;
   uint32_t stop_after_marks = 0;  // tests: stop the build after this many marks
+  // A refresh of given paths: where the walk starts instead of the root.
+  std::shared_ptr<const std::vector<DirWork>> starts;
 };
 
 struct PipelineTotals {
@@ -71,6 +73,8 @@ class Pipeline {
   std::vector<SegmentRef> segments() const;
   // Distinct terms over every indexer's input (a HyperLogLog estimate).
   uint64_t distinct_terms() const;
+  // The same sketch's registers, merged over the indexers.
+  std::vector<uint8_t> term_registers() const;
   const NumaPlan& numa_plan() const { return plan_; }
   // Batches and blocks that crossed from one node's threads to another's:
   // none by design (tests check it).

@@ -84,6 +84,7 @@ extern "C" int scipis_index_info_get(scipis_index* ix, scipis_index_info* info,
     info->total_tokens = m.total_tokens;
     info->segments = m.segments.size();
     info->index_bytes = m.index_bytes;
+    info->deleted_docs = m.deleted;
     info->heap_bytes = ix->c.heap_bytes() + sizeof(scipis_index) - sizeof(Collection);
     info->mapped_bytes = ix->c.mapped_bytes();
   });
@@ -136,6 +137,7 @@ extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len
     for (auto& s : ix->c.segments()) {
       if (s.ref.docs == 0) continue;
       for (uint32_t rec : ix->c.file_meta(s, split).find(hash)) {
+        if (ix->c.dead(s, rec)) continue;
         const FileBlocks& fb = ix->c.files(s);
         paths.clear();
         fb.decode(rec / kFileBlock, docs, paths, ends);
@@ -172,7 +174,8 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
       fb.decode(b, docs, paths, ends);
       for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
         const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
-        if (keep(p, docs[i], b * kFileBlock + i)) all.emplace_back(std::string(p), docs[i]);
+        if (!ix->c.dead(s, b * kFileBlock + i) && keep(p, docs[i], b * kFileBlock + i))
+          all.emplace_back(std::string(p), docs[i]);
       }
     }
   }

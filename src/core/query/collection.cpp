@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "index/deletes.h"
 #include "index/segment_format.h"
 #include "util/error.h"
 
@@ -42,7 +43,28 @@ Collection::Collection(std::string dir) : dir_(std::move(dir)) {
   for (auto& s : segs_) ix_[s.ref.indexer].segs.push_back(&s);
   for (IndexerState& ix : ix_) {
     ix.first.push_back(0);
-    for (SegmentState* s : ix.segs) ix.first.push_back(ix.first.back() + s->ref.docs);
+    for (SegmentState* s : ix.segs) {
+      s->seq0 = ix.first.back();
+      ix.first.push_back(ix.first.back() + s->ref.docs);
+    }
+  }
+  if (m_.deleted > 0) load_deletes();
+}
+
+void Collection::load_deletes() {
+  const std::string p = gen_dir_ + "/" + kDeletesFile;
+  std::string bytes;
+  if (!read_file(p, bytes)) fail_corrupt(p, "tombstone file is missing");
+  std::vector<uint64_t> docs;
+  for (const IndexerState& ix : ix_) docs.push_back(ix.docs());
+  DeadSeqs dead = decode_deletes(p, bytes, docs);
+  if (count_dead(dead) != m_.deleted) fail_corrupt(p, "tombstone count differs from the manifest");
+  for (size_t i = 0; i < ix_.size(); i++) {
+    IndexerState& ix = ix_[i];
+    ix.dead = std::move(dead[i]);
+    if (ix.dead.empty()) continue;
+    ix.dead_bits.assign((ix.docs() + 63) / 64, 0);
+    for (uint64_t seq : ix.dead) ix.dead_bits[seq >> 6] |= uint64_t{1} << (seq & 63);
   }
 }
 
@@ -151,7 +173,8 @@ size_t Collection::heap_bytes() const {
       if (m.meta) n += m.meta->heap_bytes();
   }
   for (const IndexerState& ix : ix_)
-    n += ix.segs.capacity() * sizeof(SegmentState*) + ix.first.capacity() * sizeof(uint64_t);
+    n += ix.segs.capacity() * sizeof(SegmentState*) +
+         (ix.first.capacity() + ix.dead.capacity() + ix.dead_bits.capacity()) * sizeof(uint64_t);
   return n;
 }
 

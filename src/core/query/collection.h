@@ -18,6 +18,7 @@ namespace scipis {
 
 struct SegmentState {
   SegmentRef ref;
+  uint64_t seq0 = 0;  // the seq of its first record
   std::string tf_dir, file_dir;
   Fd tf_fd;  // kept open while the collection holds few enough
   std::vector<std::unique_ptr<TfMeta>> tf_meta;  // by split, lazily
@@ -39,6 +40,12 @@ struct IndexerState {
   std::vector<SegmentState*> segs;
   std::vector<uint64_t> first;
   uint64_t docs() const { return first.back(); }
+  // Tombstoned seqs, ascending, and the same as a bitmap over docs().
+  std::vector<uint64_t> dead;
+  std::vector<uint64_t> dead_bits;
+  bool is_dead(uint64_t seq) const {
+    return !dead_bits.empty() && (dead_bits[seq >> 6] >> (seq & 63) & 1);
+  }
 };
 
 class Collection {
@@ -57,6 +64,10 @@ class Collection {
   // Reads one posting block of a segment's TF data.
   void read_block(SegmentState& s, const TermRef& r, std::string& out);
   IndexerState& indexer(uint32_t i) { return ix_[i]; }
+  // Record rec of segment s is tombstoned.
+  bool dead(const SegmentState& s, uint64_t rec) const {
+    return ix_[s.ref.indexer].is_dead(s.seq0 + rec);
+  }
   // What this holds on the backend's heap; the segment files it maps are
   // shared through the page cache and counted apart.
   size_t heap_bytes() const;
@@ -69,6 +80,7 @@ class Collection {
   Manifest m_;
   std::unique_ptr<Tokenizer> tokenizer_;
   ino_t ino_ = 0;
+  void load_deletes();
   struct timespec mtime_ {};
   std::vector<SegmentState> segs_;
   std::vector<IndexerState> ix_;

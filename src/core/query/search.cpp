@@ -66,6 +66,10 @@ std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::s
       }
     }
   }
+  if (!ix.dead.empty())
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const Posting& p) { return ix.is_dead(p.seq); }),
+              out.end());
   return out;
 }
 

@@ -67,6 +67,30 @@ struct TermBlocks {
   }
 };
 
+// The tombstoned documents among a term's postings (a document split
+// over two flushes counted once): only the blocks whose range holds a
+// tombstone are decoded.
+uint64_t dead_postings(const TermBlocks& tb, const std::vector<uint64_t>& dead) {
+  std::vector<uint64_t> found;
+  uint64_t seqs[kBlockPostings];
+  uint32_t tfs[kBlockPostings];
+  for (const Blk& k : tb.blks) {
+    const uint64_t lo = k.reader ? k.first : k.seq;
+    auto it = std::lower_bound(dead.begin(), dead.end(), lo);
+    if (it == dead.end() || *it > k.last) continue;
+    if (!k.reader) {
+      found.push_back(k.seq);
+      continue;
+    }
+    k.reader->decode(k.index, seqs, tfs);
+    const uint32_t n = k.reader->blocks()[k.index].count;
+    for (uint32_t j = 0; j < n; j++)
+      if (std::binary_search(dead.begin(), dead.end(), seqs[j])) found.push_back(seqs[j]);
+  }
+  std::sort(found.begin(), found.end());
+  return static_cast<uint64_t>(std::unique(found.begin(), found.end()) - found.begin());
+}
+
 }  // namespace
 
 std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
@@ -141,6 +165,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         prev_last = tb.blks.back().last;
         prev_seg = si;
       }
+      if (!ix.dead.empty()) tb.df -= dead_postings(tb, ix.dead);
       df[t] += tb.df;
     }
   }
@@ -160,6 +185,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   std::vector<size_t> pos(nt);
   for (uint32_t i = 0; i < ni; i++) {
     DocReader rd(c, i);
+    const bool dead = !c.indexer(i).dead.empty();
     // Bounds: a block that may hold part of a document split over two
     // flushes (its counts sum over both) has none.
     for (size_t t = 0; t < nt; t++) {
@@ -232,6 +258,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
             }
           }
           if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
+          if (dead && c.indexer(i).is_dead(seq)) continue;
           // Below the k-th score: no path is needed to know it stays out.
           if (heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
           Ranked r{score, i, seq};

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cstdint>
 
@@ -16,6 +17,13 @@ inline int64_t timespec_ns(const struct timespec& t) {
   if (s > (INT64_MAX - t.tv_nsec) / kNs) return INT64_MAX;
   if (s < INT64_MIN / kNs) return INT64_MIN;
   return s * kNs + t.tv_nsec;  // tv_nsec in [0, 1e9): no overflow below
+}
+
+// CLOCK_REALTIME now, in the same units.
+inline int64_t realtime_ns() {
+  struct timespec t;
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return timespec_ns(t);
 }
 
 }  // namespace scipis

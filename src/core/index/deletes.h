@@ -1,0 +1,27 @@
+// A generation's tombstones: the documents of its segments that a refresh
+// found deleted or replaced. Searches, lookups and listings pass over them
+// and N, df and avgdl leave them out; a compaction drops them for good.
+// File `deleted` in the generation: a header (count: entries), then per
+// entry u32 indexer and u64 seq, ascending by (indexer, seq), no repeats.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace scipis {
+
+inline const char* kDeletesFile = "deleted";
+inline constexpr char kMagicDeletes[] = "SCIPISDL";
+
+// By indexer: the dead seqs, ascending.
+using DeadSeqs = std::vector<std::vector<uint64_t>>;
+
+std::string encode_deletes(const DeadSeqs& dead);
+// Checks the file whole: header, checksum, order and that every seq is
+// below its indexer's documents (docs[i]); a corruption error otherwise.
+DeadSeqs decode_deletes(const std::string& path, const std::string& bytes,
+                        const std::vector<uint64_t>& docs);
+uint64_t count_dead(const DeadSeqs& dead);
+
+}  // namespace scipis

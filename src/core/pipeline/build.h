@@ -1,0 +1,70 @@
+// The build door's state, shared by a full build (build.cpp) and a
+// refresh (refresh.cpp): a pipeline on engine threads that the caller
+// polls, then a commit that replaces the manifest.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "index/deletes.h"
+#include "index/manifest.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/refresh.h"
+#include "scipis_engine.h"
+
+// What a refresh knows beyond a build.
+struct RefreshState {
+  scipis::Manifest current;       // the generation refreshed
+  std::string current_gen;        // its directory
+  std::vector<std::string> scope;  // the paths refreshed; empty: the whole tree
+  scipis::RefreshCatalog catalog;
+  scipis::DeadSeqs dead;          // current's tombstones, then the new ones too
+  uint64_t new_dead = 0;          // tombstoned by this refresh
+  uint64_t files_deleted = 0;     // of those, files gone (not changed)
+};
+
+struct scipis_build {
+  std::string dir;
+  scipis::PipelineConfig cfg;
+  scipis::Manifest next;
+  std::unique_ptr<scipis::Pipeline> pipeline;
+  std::thread coordinator;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  bool aborted = false;  // never commit, even if the pipeline finished
+  std::exception_ptr error;
+  std::vector<std::string> garbage;
+  std::chrono::steady_clock::time_point started;
+  uint64_t resumed_files = 0, resumed_bytes = 0;
+  int64_t started_ns = 0;  // real time when the walk began
+  std::unique_ptr<RefreshState> refresh;
+};
+
+// Generations are directories g<N>: the number a new one takes.
+uint64_t next_generation(const std::string& dir, const scipis::Manifest* current);
+// Entries of dir that neither current nor the generation being resumed
+// names: left-overs of a build that did not commit.
+std::vector<std::string> list_garbage(const std::string& dir, const scipis::Manifest* current,
+                                      const std::string& resumed);
+// The root without trailing slashes, checked to be a readable directory.
+std::string checked_root(const char* root);
+// Thread counts left at 0 chosen from the machine.
+void resolve_threads(scipis_options& o);
+
+// Records the start and runs coordinate() on a thread with every signal
+// blocked.
+void launch_build(scipis_build& b);
+
+// The refresh's part of the coordinator: before the pipeline runs (its
+// catalog) and after (tombstones and totals of the next manifest).
+void refresh_prepare(scipis_build* b);
+void refresh_conclude(scipis_build* b);
+// Commits a refresh that ran to completion; fills the counts of stats.
+void refresh_commit(scipis_build* b, scipis_build_stats* stats);

@@ -1,0 +1,302 @@
+// The refresh door: a build whose walk skips the files the index holds as
+// they are, whose segments continue each indexer's, and whose commit links
+// the old segments into the new generation beside its tombstones.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "index/segment_format.h"
+#include "pipeline/build.h"
+#include "query/collection.h"
+#include "util/door.h"
+#include "util/error.h"
+#include "util/fileio.h"
+
+using namespace scipis;
+
+namespace {
+
+// Paths as given, made canonical ("//" and "." dropped, no trailing '/'),
+// checked to lie under root, each one that another covers left out.
+std::vector<std::string> refresh_scope(const std::string& root, const char* const* paths, int n) {
+  std::vector<std::string> all;
+  for (int i = 0; i < n; i++) {
+    const std::string given = paths[i] ? paths[i] : "";
+    if (given.empty() || given[0] != '/')
+      fail(SCIPIS_E_INVALID, "path \"%s\" is not an absolute path", given.c_str());
+    std::string p;
+    size_t at = 0;
+    while (at < given.size()) {
+      size_t end = given.find('/', at);
+      if (end == std::string::npos) end = given.size();
+      const std::string_view part(given.data() + at, end - at);
+      if (part == "..")
+        fail(SCIPIS_E_INVALID, "path \"%s\" must not contain \"..\"", given.c_str());
+      if (!part.empty() && part != ".") (p += '/') += part;
+      at = end + 1;
+    }
+    if (p.empty()) p = "/";
+    if (!path_in_scope(p, root))
+      fail(SCIPIS_E_INVALID, "path \"%s\" is not under the collection's root \"%s\"",
+           given.c_str(), root.c_str());
+    all.push_back(std::move(p));
+  }
+  // With '/' below every other byte, a path's descendants follow it.
+  auto key = [](std::string s) {
+    std::replace(s.begin(), s.end(), '/', '\0');
+    return s;
+  };
+  std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::vector<std::string> kept;
+  for (auto& p : all)
+    if (kept.empty() || !path_in_scope(p, kept.back())) kept.push_back(std::move(p));
+  if (kept.size() == 1 && kept[0] == root) kept.clear();  // the whole tree
+  return kept;
+}
+
+// Where the walk of each scope path starts: a directory walked whole, a
+// file alone; nothing for a path that is gone, excluded, reached through
+// a symlink the collection does not follow, or neither.
+std::vector<DirWork> walk_starts(const std::string& root, const std::vector<std::string>& scope,
+                                 const CrawlRules& rules) {
+  std::vector<DirWork> starts;
+  for (const std::string& p : scope) {
+    if (p == root) {
+      starts.push_back({root, "", true, ""});
+      continue;
+    }
+    const std::string rel = p.substr(root == "/" ? 1 : root.size() + 1);
+    bool ok = true;
+    struct stat st;
+    size_t at = 0;
+    while (ok) {
+      const size_t end = rel.find('/', at);
+      const std::string sub = rel.substr(0, end);
+      const std::string name = rel.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      const std::string full = (root == "/" ? "" : root) + "/" + sub;
+      if (::lstat(full.c_str(), &st) != 0) ok = false;
+      else if (S_ISLNK(st.st_mode) && (!rules.follow_symlinks || ::stat(full.c_str(), &st) != 0))
+        ok = false;
+      else if (end != std::string::npos && !S_ISDIR(st.st_mode))
+        ok = false;
+      else if (S_ISDIR(st.st_mode))
+        for (const auto& g : rules.exclude) ok = ok && !glob_matches(g, sub, name);
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    if (!ok) continue;
+    if (S_ISDIR(st.st_mode)) {
+      starts.push_back({p, rel, false, ""});
+    } else if (S_ISREG(st.st_mode)) {
+      const size_t slash = p.rfind('/');
+      const size_t rslash = rel.rfind('/');
+      starts.push_back({slash == 0 ? "/" : p.substr(0, slash),
+                        rslash == std::string::npos ? "" : rel.substr(0, rslash), false,
+                        p.substr(slash + 1)});
+    }
+  }
+  return starts;
+}
+
+uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// Links (or, where the file system has no hard links, copies) every file
+// of the old generation's index directories into the new one.
+void link_generation(const std::string& from, const std::string& to, uint32_t indexers) {
+  for (uint32_t i = 0; i < indexers; i++) {
+    for (const std::string& sub : {tf_dir(i), file_dir(i)}) {
+      const std::string src = from + "/" + sub, dst = to + "/" + sub;
+      mkdir_p(dst);
+      DIR* d = ::opendir(src.c_str());
+      if (!d) {
+        if (errno == ENOENT) continue;
+        fail_io(errno, "open directory", src);
+      }
+      std::vector<std::string> names;
+      while (struct dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+          names.emplace_back(e->d_name);
+      ::closedir(d);
+      for (const auto& n : names) {
+        const std::string a = src + "/" + n, b = dst + "/" + n;
+        if (::link(a.c_str(), b.c_str()) == 0) continue;
+        if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP)
+          fail_io(errno, "link", b);
+        std::string bytes;
+        if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
+        write_file_durable(b, bytes);
+      }
+      fsync_dir(dst);
+    }
+  }
+}
+
+}  // namespace
+
+void refresh_prepare(scipis_build* b) {
+  RefreshState& r = *b->refresh;
+  Collection c(b->dir);
+  if (c.manifest().generation != r.current.generation)
+    fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a refresh started", b->dir.c_str());
+  r.catalog.load(c, r.scope, b->pipeline->stop_flag());
+  r.dead.assign(r.current.indexers, {});
+  for (uint32_t i = 0; i < r.current.indexers; i++) r.dead[i] = c.indexer(i).dead;
+}
+
+void refresh_conclude(scipis_build* b) {
+  RefreshState& r = *b->refresh;
+  const Manifest& cur = r.current;
+  Manifest& m = b->next;
+  uint64_t files = cur.files, bytes = cur.bytes, tokens = cur.total_tokens,
+           with_tokens = cur.docs_with_tokens;
+  r.catalog.for_each_gone([&](const KnownFile& k) {
+    r.dead[k.indexer].push_back(k.seq);
+    r.new_dead++;
+    files = minus(files, 1);
+    bytes = minus(bytes, k.size);
+    tokens = minus(tokens, k.tokens);
+    if (k.tokens) with_tokens = minus(with_tokens, 1);
+  });
+  r.files_deleted = minus(r.new_dead, r.catalog.changed());
+  for (auto& d : r.dead) std::sort(d.begin(), d.end());
+  const auto& t = b->pipeline->totals();
+  m.files = files + t.files;
+  m.bytes = bytes + t.bytes;
+  m.total_tokens = tokens + t.tokens;
+  m.docs_with_tokens = with_tokens + t.docs_with_tokens;
+  m.skipped = r.scope.empty() ? t.skipped.load() : std::max(cur.skipped, t.skipped.load());
+  m.terms = b->pipeline->distinct_terms();
+  m.segments = cur.segments;
+  for (SegmentRef s : b->pipeline->segments()) {
+    s.run_started_ns = b->started_ns;
+    m.segments.push_back(s);
+  }
+  std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
+    return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
+  });
+  m.deleted = count_dead(r.dead);
+}
+
+void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
+  RefreshState& r = *b->refresh;
+  Manifest& m = b->next;
+  const std::string& gen = b->cfg.gen_dir;
+  const bool changed = r.new_dead > 0 || m.segments.size() > r.current.segments.size();
+  if (changed) {
+    link_generation(r.current_gen, gen, m.indexers);
+    if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
+    write_file_durable(gen + "/" + kTermsFile, encode_terms(b->pipeline->term_registers()));
+    fsync_dir(gen);
+    fsync_dir(b->dir);
+    m.index_bytes = tree_bytes(gen);
+    std::string enc = m.encode();
+    m.index_bytes += enc.size();
+    enc = m.encode();
+    replace_file_atomic(manifest_path(b->dir), enc);
+    remove_tree(r.current_gen);
+  } else {
+    remove_tree(gen);
+  }
+  if (r.scope.empty()) write_fresh_as_of(b->dir, b->started_ns);
+  const Manifest& now = changed ? m : r.current;
+  const auto& t = b->pipeline->totals();
+  stats->files = now.files;
+  stats->bytes = now.bytes;
+  stats->tokens = now.total_tokens;
+  stats->terms = changed ? now.terms : r.current.terms;
+  stats->segments = now.segments.size();
+  stats->skipped = t.skipped;
+  stats->index_bytes = now.index_bytes;
+  stats->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+  stats->files_added = r.catalog.added();
+  stats->files_changed = r.catalog.changed();
+  stats->files_deleted = r.files_deleted;
+  stats->bytes_read = t.bytes;
+  stats->deleted_docs = now.deleted;
+}
+
+extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
+                                              const scipis_options* opts, const char* const* paths,
+                                              int n_paths, int flags, scipis_error* err) {
+  scipis_build* result = nullptr;
+  guarded(err, [&] {
+    if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
+    const std::string r = checked_root(root);
+    const std::string d = dir;
+    std::optional<Manifest> current;
+    std::string mbytes;
+    try {
+      if (read_file(manifest_path(d), mbytes)) current = Manifest::decode(manifest_path(d), mbytes);
+    } catch (const Error&) {
+      // A damaged manifest: the build below replaces it.
+    }
+    const std::vector<std::string> scope = refresh_scope(r, paths, n_paths);
+    // Nothing to refresh, or an index a refresh cannot extend (another
+    // tokenizer or split factor): a full build.
+    if (!current || current->split_factor != static_cast<uint32_t>(opts->split_factor) ||
+        std::memcmp(current->delimiter, opts->delimiter, 256) != 0) {
+      result = scipis_build_start_ex(dir, root, opts, flags & SCIPIS_BUILD_COUNT_BYTES, err);
+      if (!result) throw Error(err->code, err->message);
+      return;
+    }
+    auto b = std::make_unique<scipis_build>();
+    b->dir = d;
+    b->cfg.root = r;
+    b->cfg.opts = *opts;
+    resolve_threads(b->cfg.opts);
+    // New segments continue the indexers' own.
+    b->cfg.opts.indexer_threads = static_cast<int>(current->indexers);
+    for (int i = 0; i < opts->n_include; i++) b->cfg.rules.include.emplace_back(opts->include[i]);
+    for (int i = 0; i < opts->n_exclude; i++) b->cfg.rules.exclude.emplace_back(opts->exclude[i]);
+    b->cfg.opts.include = nullptr;
+    b->cfg.opts.exclude = nullptr;
+    b->cfg.rules.follow_symlinks = opts->follow_symlinks != 0;
+    b->cfg.count_found_bytes = (flags & SCIPIS_BUILD_COUNT_BYTES) != 0;
+    b->garbage = list_garbage(d, &*current, "");
+    b->next.generation = next_generation(d, &*current);
+    b->next.split_factor = current->split_factor;
+    b->next.indexers = current->indexers;
+    std::memcpy(b->next.delimiter, current->delimiter, 256);
+    b->cfg.gen_dir = b->next.gen_dir(d);
+
+    auto resume = std::make_shared<ResumeState>();
+    resume->indexers.resize(current->indexers);
+    for (const SegmentRef& s : current->segments) {
+      auto& ix = resume->indexers[s.indexer];
+      ix.segs = std::max(ix.segs, s.seg + 1);
+      ix.next_seq += s.docs;
+    }
+    std::string terms;
+    if (read_file(current->gen_dir(d) + "/" + kTermsFile, terms))
+      resume->indexers[0].sketch = decode_terms(terms);
+    b->cfg.resume = std::move(resume);
+
+    b->refresh = std::make_unique<RefreshState>();
+    RefreshState& rs = *b->refresh;
+    rs.current = *current;
+    rs.current_gen = current->gen_dir(d);
+    rs.scope = scope;
+    b->cfg.rules.known = &rs.catalog;
+    if (!scope.empty())
+      b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
+    mkdir_p(b->cfg.gen_dir);
+    b->pipeline = std::make_unique<Pipeline>(b->cfg);
+    launch_build(*b);
+    result = b.release();
+  });
+  return result;
+}
+
+extern "C" int scipis_fresh_as_of(const char* dir, int64_t* ns) {
+  try {
+    return read_fresh_as_of(dir, *ns) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}

@@ -1,0 +1,74 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "index/segment_format.h"
+#include "pipeline/refresh.h"
+#include "query/collection.h"
+#include "util/error.h"
+#include "util/time_ns.h"
+
+namespace scipis {
+
+bool path_in_scope(std::string_view path, const std::string& scope_path) {
+  if (scope_path == "/") return true;
+  return path.size() >= scope_path.size() && path.compare(0, scope_path.size(), scope_path) == 0 &&
+         (path.size() == scope_path.size() || path[scope_path.size()] == '/');
+}
+
+void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
+                          const std::atomic<bool>& stop) {
+  DocInfo docs[kFileBlock];
+  size_t ends[kFileBlock];
+  std::string paths;
+  for (SegmentState& s : c.segments()) {
+    if (s.ref.docs == 0) continue;
+    if (stop.load()) fail(SCIPIS_E_CANCELED, "refresh was cancelled");
+    const FileBlocks& fb = c.files(s);
+    for (size_t b = 0; b < fb.blocks(); b++) {
+      paths.clear();
+      fb.decode(b, docs, paths, ends);
+      for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
+        if (c.dead(s, b * kFileBlock + i)) continue;
+        const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
+        if (!scope.empty()) {
+          bool in = false;
+          for (const auto& sp : scope) in = in || path_in_scope(p, sp);
+          if (!in) continue;
+        }
+        const DocInfo& d = docs[i];
+        const bool racy = s.ref.run_started_ns != INT64_MIN &&
+                          d.ctime_ns >= s.ref.run_started_ns - kRacyNs;
+        files_.push_back({d.size, d.mtime_ns, d.ctime_ns, d.ino, d.seq, d.tokens, s.ref.indexer,
+                          racy});
+        // Two live records of one path (never written so): the earlier
+        // one is never found, so it is tombstoned.
+        index_[path_key(p)] = static_cast<uint32_t>(files_.size() - 1);
+      }
+    }
+  }
+  state_ = std::make_unique<std::atomic<uint8_t>[]>(files_.size());
+  for (size_t i = 0; i < files_.size(); i++) state_[i].store(kUnseen, std::memory_order_relaxed);
+}
+
+bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* name,
+                                bool via_symlink) {
+  auto it = index_.find(path_key(path));
+  if (it == index_.end()) {
+    added_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  const KnownFile& k = files_[it->second];
+  struct statx sx;
+  const int flags = AT_STATX_SYNC_AS_STAT | (via_symlink ? 0 : AT_SYMLINK_NOFOLLOW);
+  if (::statx(dirfd, name, flags, STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_INO, &sx) != 0)
+    return false;  // vanished: its record is tombstoned
+  const struct timespec m{sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec};
+  const struct timespec ct{sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
+  const bool same = !k.racy && sx.stx_size == k.size && timespec_ns(m) == k.mtime_ns &&
+                    timespec_ns(ct) == k.ctime_ns && sx.stx_ino == k.ino;
+  state_[it->second].store(same ? kSame : kChanged, std::memory_order_relaxed);
+  if (!same) changed_.fetch_add(1, std::memory_order_relaxed);
+  return !same;
+}
+
+}  // namespace scipis

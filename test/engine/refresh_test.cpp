@@ -1,0 +1,326 @@
+// Refreshes after random changes to a tree (creates, appends, overwrites,
+// truncations, renames, deletes, mkdir, rmdir): every answer must equal the
+// brute-force oracle run on the tree as it now is, read from disk by the
+// test itself.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "brute_force.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int refresh(const std::string& dir, const std::string& root, const scipis_options& o,
+            const std::vector<std::string>& paths, scipis_build_stats* st, scipis_error* err) {
+  std::vector<const char*> p;
+  for (const auto& s : paths) p.push_back(s.c_str());
+  scipis_build* b = scipis_refresh_start(dir.c_str(), root.c_str(), &o, p.data(),
+                                         static_cast<int>(p.size()), 0, err);
+  if (!b) return -1;
+  while (!scipis_build_wait(b, 100)) {
+  }
+  return scipis_build_finish(b, st, err);
+}
+
+// The oracle's documents: every regular file under root, read now.
+std::vector<brute::Doc> oracle_docs(const std::string& root) {
+  std::vector<brute::Doc> docs;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_symlink() || !e.is_regular_file()) continue;
+    brute::Doc d;
+    d.path = e.path().string();
+    for (const auto& t : brute::tokenize(testutil::read(d.path))) {
+      d.tf[t]++;
+      d.len++;
+    }
+    docs.push_back(std::move(d));
+  }
+  std::sort(docs.begin(), docs.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return docs;
+}
+
+void expect_same(const std::vector<testutil::Result>& got, const std::vector<brute::Hit>& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); i++) {
+    EXPECT_EQ(got[i].path, want[i].path) << what << " at " << i;
+    EXPECT_NEAR(got[i].score, want[i].score, 1e-9 * std::fabs(want[i].score)) << what;
+  }
+}
+
+std::vector<std::string> listed(const std::string& dir) {
+  std::vector<std::string> out;
+  scipis_error err;
+  scipis_index* ix = scipis_index_open(dir.c_str(), &err);
+  EXPECT_NE(ix, nullptr) << err.message;
+  if (!ix) return out;
+  scipis_docs docs;
+  EXPECT_EQ(scipis_list_files(ix, &docs, &err), 0) << err.message;
+  for (size_t i = 0; i < docs.n; i++) out.emplace_back(docs.docs[i].path, docs.docs[i].path_len);
+  scipis_docs_free(&docs);
+  // Every file is found by its path, and a pattern finds the same ones.
+  for (const auto& p : out) {
+    EXPECT_EQ(scipis_lookup(ix, p.data(), p.size(), &docs, &err), 0) << err.message;
+    EXPECT_EQ(docs.n, 1u) << p;
+    scipis_docs_free(&docs);
+  }
+  EXPECT_EQ(scipis_locate(ix, ".txt", 4, &docs, &err), 0) << err.message;
+  size_t txt = 0;
+  for (const auto& p : out) txt += p.find(".txt") != std::string::npos;
+  EXPECT_EQ(docs.n, txt);
+  scipis_docs_free(&docs);
+  scipis_index_close(ix);
+  return out;
+}
+
+void check(const std::string& dir, const std::string& root, const std::string& label) {
+  const auto docs = oracle_docs(root);
+  std::vector<std::string> want_paths;
+  for (const auto& d : docs) want_paths.push_back(d.path);
+  EXPECT_EQ(listed(dir), want_paths) << label;
+  for (const char* q : {"w0", "w1 w2", "w3 w0 w7", "tail", "w11", "nothere"})
+    for (bool bm25 : {false, true})
+      for (bool all : {false, true}) {
+        auto want = brute::search(docs, q, bm25, all);
+        const auto r = bm25 ? SCIPIS_BM25 : SCIPIS_TFIDF;
+        const auto m = all ? SCIPIS_MATCH_ALL : SCIPIS_MATCH_ANY;
+        expect_same(testutil::search(dir, q, -1, r, m), want, label + " q=" + q);
+        if (want.size() > 3) want.resize(3);
+        expect_same(testutil::search(dir, q, 3, r, m), want, label + " top3 q=" + q);
+      }
+}
+
+std::string words(std::mt19937& rng, int n) {
+  std::string s;
+  for (int i = 0; i < n; i++) {
+    const double u = (rng() % 1000 + 1) / 1001.0;
+    s += "w" + std::to_string(static_cast<int>(std::pow(u, 2.0) * 12)) + " ";
+  }
+  return s;
+}
+
+scipis_options tiny_options() {
+  scipis_options o;
+  scipis_options_init(&o);
+  // Small tables: flushes inside files, several segments per refresh.
+  o.tfidf_index_size = 65536;
+  o.path_index_size = 65536;
+  o.block_size = 4096;
+  o.indexer_threads = 2;
+  o.split_factor = 4;
+  return o;
+}
+
+// A random change to the tree; returns what it did.
+std::string mutate(std::mt19937& rng, const std::string& root, int& next_name) {
+  std::vector<std::string> files, dirs{root};
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_directory()) dirs.push_back(e.path().string());
+    else if (e.is_regular_file()) files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::sort(dirs.begin(), dirs.end());
+  const int op = static_cast<int>(rng() % 9);
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  auto fresh_name = [&](const std::string& d) {
+    return d + "/n" + std::to_string(next_name++) + (rng() % 2 ? ".txt" : ".log");
+  };
+  if (files.empty() || op == 0) {
+    const std::string p = fresh_name(pick(dirs));
+    testutil::write(p, words(rng, static_cast<int>(rng() % 300)));
+    return "create " + p;
+  }
+  const std::string f = pick(files);
+  switch (op) {
+    case 1: {  // append, the old end inside a token half the time
+      std::string add = rng() % 2 ? "tail" + words(rng, 5) : words(rng, static_cast<int>(rng() % 50));
+      std::ofstream(f, std::ios::app) << add;
+      return "append " + f;
+    }
+    case 2: {  // overwrite, same size
+      std::string old = testutil::read(f), now = words(rng, 400);
+      now.resize(old.size(), ' ');
+      testutil::write(f, now);
+      return "overwrite-same-size " + f;
+    }
+    case 3:
+      testutil::write(f, words(rng, static_cast<int>(rng() % 200)));
+      return "overwrite " + f;
+    case 4: {
+      const std::string old = testutil::read(f);
+      EXPECT_EQ(::truncate(f.c_str(), static_cast<off_t>(old.size() / 2)), 0);
+      return "truncate " + f;
+    }
+    case 5: {
+      const std::string to = fresh_name(pick(dirs));
+      fs::rename(f, to);
+      return "rename " + f + " " + to;
+    }
+    case 6:
+      fs::remove(f);
+      return "delete " + f;
+    case 7: {
+      const std::string d = pick(dirs) + "/d" + std::to_string(next_name++);
+      fs::create_directory(d);
+      testutil::write(d + "/x.txt", words(rng, 20));
+      return "mkdir " + d;
+    }
+    default: {
+      if (dirs.size() < 2) return "nothing";
+      const std::string d = dirs[1 + rng() % (dirs.size() - 1)];
+      fs::remove_all(d);
+      return "rmdir " + d;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Refresh, RandomChangesMatchTheOracleAfterEveryRefresh) {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    std::mt19937 rng(seed);
+    const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+    int next_name = 0;
+    for (int i = 0; i < 30; i++) mutate(rng, root, next_name);
+    const scipis_options o = tiny_options();
+    scipis_build_stats st;
+    scipis_error err;
+    ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+    check(dir, root, "built");
+    std::string log;
+    for (int step = 0; step < 40; step++) {
+      // Refreshed after each change, or after a batch of them.
+      const int changes = step % 4 == 3 ? 1 + static_cast<int>(rng() % 6) : 1;
+      for (int c = 0; c < changes; c++) log += mutate(rng, root, next_name) + "\n";
+      ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+      check(dir, root, "seed " + std::to_string(seed) + " step " + std::to_string(step) + "\n" + log);
+      if (HasFailure()) return;
+    }
+    testutil::rm_rf(dir);
+    testutil::rm_rf(root);
+  }
+}
+
+TEST(Refresh, CountsWhatChangedAndLeavesAnUnchangedTreeAlone) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 20; i++) testutil::write(root + "/f" + std::to_string(i), "w1 w2 file " + std::to_string(i));
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  // Files written just before a run are read again by the next one (their
+  // ctime may not show a write within the same clock tick): not these.
+  usleep(150 * 1000);
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_added, 0u);
+  EXPECT_EQ(st.files_changed, 0u);
+  EXPECT_EQ(st.files_deleted, 0u);
+  EXPECT_EQ(st.bytes_read, 0u);
+  // Racy files are read again, once.
+  testutil::write(root + "/g", "w4");
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_added, 1u);
+  usleep(150 * 1000);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_changed, 1u);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_changed, 0u);
+  ASSERT_EQ(::unlink((root + "/g").c_str()), 0);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_deleted, 1u);
+  scipis_index* ix = scipis_index_open(dir.c_str(), &err);
+  ASSERT_NE(ix, nullptr);
+  scipis_index_info before;
+  ASSERT_EQ(scipis_index_info_get(ix, &before, &err), 0);
+
+  testutil::write(root + "/new", "w3 brand new");
+  testutil::write(root + "/f3", "w9 rewritten and longer than before");
+  ASSERT_EQ(::unlink((root + "/f4").c_str()), 0);
+  ASSERT_EQ(::unlink((root + "/f5").c_str()), 0);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_added, 1u);
+  EXPECT_EQ(st.files_changed, 1u);
+  EXPECT_EQ(st.files_deleted, 2u);
+  EXPECT_EQ(st.bytes_read, 12u + 35u);
+  EXPECT_EQ(st.files, 19u);
+  EXPECT_EQ(st.deleted_docs, 5u);  // with g's two versions
+  // The handle opened before still shows its generation, and knows it is old.
+  EXPECT_EQ(scipis_index_is_current(ix), 0);
+  scipis_index_close(ix);
+  ix = scipis_index_open(dir.c_str(), &err);
+  ASSERT_NE(ix, nullptr);
+  scipis_index_info after;
+  ASSERT_EQ(scipis_index_info_get(ix, &after, &err), 0);
+  EXPECT_EQ(after.generation, before.generation + 1);
+  EXPECT_EQ(before.files, 20u);
+  EXPECT_EQ(after.files, 19u);
+  EXPECT_EQ(after.deleted_docs, 5u);
+  scipis_index_close(ix);
+  int64_t fresh = 0;
+  EXPECT_EQ(scipis_fresh_as_of(dir.c_str(), &fresh), 1);
+  EXPECT_GT(fresh, 0);
+  check(dir, root, "counted");
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+TEST(Refresh, GivenPathsAreTheOnlyOnesLookedAt) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  fs::create_directories(root + "/a/b");
+  fs::create_directories(root + "/c");
+  for (const char* f : {"/a/1", "/a/b/2", "/c/3", "/4"}) testutil::write(root + f, "w1 w2");
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  usleep(150 * 1000);
+  testutil::write(root + "/a/b/2", "w5 changed");
+  testutil::write(root + "/a/b/new", "w6 new");
+  testutil::write(root + "/c/3", "w7 changed outside the paths");
+  ASSERT_EQ(::unlink((root + "/4").c_str()), 0);
+  ASSERT_EQ(refresh(dir, root, o, {root + "/a/b/", root + "//a/b/2", root + "/4"}, &st, &err), 0)
+      << err.message;
+  EXPECT_EQ(st.files_added, 1u);
+  EXPECT_EQ(st.files_changed, 1u);
+  EXPECT_EQ(st.files_deleted, 1u);
+  EXPECT_EQ(testutil::search(dir, "w5").size(), 1u);
+  EXPECT_EQ(testutil::search(dir, "w6").size(), 1u);
+  EXPECT_EQ(testutil::search(dir, "w7").size(), 0u);  // not looked at
+  // A single file, then the whole tree.
+  ASSERT_EQ(refresh(dir, root, o, {root + "/c/3"}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_changed, 1u);
+  EXPECT_EQ(testutil::search(dir, "w7").size(), 1u);
+  check(dir, root, "paths");
+  // Bad paths are refused.
+  for (const std::string& bad : {std::string("relative"), root + "/../x", std::string("/elsewhere")}) {
+    EXPECT_EQ(refresh(dir, root, o, {bad}, &st, &err), -1) << bad;
+    EXPECT_EQ(err.code, SCIPIS_E_INVALID) << bad;
+  }
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+TEST(Refresh, NeverIndexedOrOtherTokenizerBuildsAfresh) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  testutil::write(root + "/f", "w1 w2-w3");
+  scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_added, 1u);
+  EXPECT_EQ(testutil::search(dir, "w3").size(), 1u);
+  ASSERT_EQ(scipis_tokenizer_named("whitespace", o.delimiter), 0);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(testutil::search(dir, "w2-w3").size(), 1u);
+  EXPECT_EQ(testutil::search(dir, "w3").size(), 0u);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
