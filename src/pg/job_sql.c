@@ -13,8 +13,10 @@
 #include "postmaster/bgworker.h"
 #include "storage/latch.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
@@ -22,6 +24,8 @@ PG_FUNCTION_INFO_V1(scipis_index_collection);
 PG_FUNCTION_INFO_V1(scipis_cancel_job);
 PG_FUNCTION_INFO_V1(scipis_wait_job);
 PG_FUNCTION_INFO_V1(scipis_run_jobs);
+PG_FUNCTION_INFO_V1(scipis_refresh_collection);
+PG_FUNCTION_INFO_V1(scipis_wait_fresh);
 
 /* Whatever ends the caller's wait (an error, a cancel, its exit) cancels the job. */
 static void
@@ -39,14 +43,14 @@ jsonb_text(Jsonb *jb)
 }
 
 static dsm_segment *
-waited_segment(int kind, int64 collection_id, const char *const parts[4])
+waited_segment(int kind, int64 collection_id, const char *const parts[5], bool refresh)
 {
 	Size		size = offsetof(ScipisWaitedJob, strings);
 	dsm_segment *seg;
 	ScipisWaitedJob *w;
 	char	   *p;
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		size += strlen(parts[i]) + 1;
 	seg = dsm_create(size, 0);
 	w = dsm_segment_address(seg);
@@ -54,11 +58,12 @@ waited_segment(int kind, int64 collection_id, const char *const parts[4])
 	w->database = MyDatabaseId;
 	w->role = GetUserId();
 	w->kind = kind;
+	w->refresh = refresh;
 	w->collection_id = collection_id;
 	pg_atomic_init_u32(&w->caller_gone, 0);
 	pg_atomic_init_u32(&w->state, WAITED_STARTING);
 	p = w->strings;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 	{
 		size_t		n = strlen(parts[i]) + 1;
 
@@ -68,9 +73,13 @@ waited_segment(int kind, int64 collection_id, const char *const parts[4])
 	return seg;
 }
 
-/* Runs the build in a worker and waits; raises its error as its own. */
+/*
+ * Runs the build in a worker and waits; raises its error as its own. With a
+ * deadline (not 0) that passes first, the job is canceled and -1 returned.
+ */
 static int64
-run_waited(dsm_segment *seg, scipis_build_stats *stats, scipis_block_info *info)
+run_waited(dsm_segment *seg, scipis_build_stats *stats, scipis_block_info *info,
+		   TimestampTz deadline)
 {
 	ScipisWaitedJob *w = dsm_segment_address(seg);
 	BackgroundWorker bw = {0};
@@ -94,6 +103,12 @@ run_waited(dsm_segment *seg, scipis_build_stats *stats, scipis_block_info *info)
 
 		if (pg_atomic_read_u32(&w->state) == WAITED_DONE)
 			break;
+		if (deadline != 0 && GetCurrentTimestamp() >= deadline)
+		{
+			/* The worker sees the caller gone and cancels the job. */
+			dsm_detach(seg);
+			return -1;
+		}
 		if (GetBackgroundWorkerPid(handle, &pid) == BGWH_STOPPED)
 		{
 			pg_read_barrier();
@@ -170,10 +185,10 @@ scipis_index_collection(PG_FUNCTION_ARGS)
 	}
 
 	{
-		const char *parts[4] = {c->name, c->root, jsonb_text(c->options), scipis_collection_dir(c)};
+		const char *parts[5] = {c->name, c->root, jsonb_text(c->options), scipis_collection_dir(c), ""};
 
-		values[8] = Int64GetDatum(run_waited(waited_segment(JOB_COLLECTION, c->id, parts),
-											 &stats, NULL));
+		values[8] = Int64GetDatum(run_waited(waited_segment(JOB_COLLECTION, c->id, parts, false),
+											 &stats, NULL, 0));
 	}
 	scipis_index_forget(c);
 	mib = stats.seconds > 0 ? (double) stats.bytes / (1024.0 * 1024.0) / stats.seconds : 0;
@@ -338,9 +353,9 @@ int64
 scipis_block_job_waited(const char *name, Jsonb *variables, Jsonb *options, const char *path,
 						scipis_block_info *info)
 {
-	const char *parts[4] = {name, jsonb_text(variables), jsonb_text(options), path};
+	const char *parts[5] = {name, jsonb_text(variables), jsonb_text(options), path, ""};
 
-	return run_waited(waited_segment(JOB_BLOCK, 0, parts), NULL, info);
+	return run_waited(waited_segment(JOB_BLOCK, 0, parts, false), NULL, info, 0);
 }
 
 int64
@@ -353,4 +368,161 @@ scipis_block_job_queue(const char *name, Jsonb *variables, Jsonb *options, bool 
 
 	scipis_start_runner_at_commit();
 	return id;
+}
+
+/* A text[] of paths as a JSON array (the job's args), checked. */
+static char *
+paths_json(ArrayType *arr)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	StringInfoData buf;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("paths must name at least one path"),
+				 errhint("Pass NULL to refresh the whole tree.")));
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("paths must not contain NULL")));
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		escape_json(&buf, TextDatumGetCString(elems[i]));
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/* Runs a refresh in a worker and waits (or until deadline: -1). */
+static int64
+refresh_waited(ScipisCollection *c, const char *paths, scipis_build_stats *stats,
+			   TimestampTz deadline)
+{
+	const char *parts[5] = {c->name, c->root, jsonb_text(c->options), scipis_collection_dir(c),
+	paths ? paths : ""};
+	int64		job = run_waited(waited_segment(JOB_COLLECTION, c->id, parts, true), stats, NULL,
+								 deadline);
+
+	scipis_index_forget(c);
+	return job;
+}
+
+Datum
+scipis_refresh_collection(PG_FUNCTION_ARGS)
+{
+	ScipisCollection *c;
+	scipis_options opts;
+	scipis_build_stats stats;
+	TupleDesc	desc;
+	Datum		values[9];
+	bool		nulls[9] = {0};
+	char	   *paths = PG_ARGISNULL(1) ? NULL : paths_json(PG_GETARG_ARRAYTYPE_P(1));
+	bool		wait = PG_ARGISNULL(2) ? true : PG_GETARG_BOOL(2);
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("collection name must not be null")));
+	c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	scipis_require_read_server_files("refresh a scipis collection");
+	scipis_require_read(c);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "scipis_refresh must return a row");
+	desc = BlessTupleDesc(desc);
+	scipis_options_from_jsonb(c->options, &opts);
+	if (!wait)
+	{
+		for (int i = 0; i < 8; i++)
+			nulls[i] = true;
+		values[8] = Int64GetDatum(scipis_job_insert("refresh", c->name, c->id, GetUserId(), false,
+													false, paths ? psprintf("{\"paths\": %s}", paths) : NULL));
+		scipis_start_runner_at_commit();
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+	}
+	values[8] = Int64GetDatum(refresh_waited(c, paths, &stats, 0));
+	values[0] = Int64GetDatum((int64) stats.files_added);
+	values[1] = Int64GetDatum((int64) stats.files_changed);
+	values[2] = Int64GetDatum((int64) stats.files_deleted);
+	values[3] = Int64GetDatum((int64) stats.bytes_read);
+	values[4] = Float8GetDatum(stats.seconds);
+	values[5] = Int64GetDatum((int64) stats.files);
+	values[6] = Int64GetDatum((int64) stats.deleted_docs);
+	values[7] = Int64GetDatum((int64) stats.segments);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+/* The collection's fresh_as_of, or DT_NOBEGIN when unknown. */
+static TimestampTz
+fresh_as_of(ScipisCollection *c)
+{
+	int64		ns;
+
+	return scipis_fresh_as_of(scipis_collection_dir(c), &ns) ? scipis_timestamp(ns) : DT_NOBEGIN;
+}
+
+/* A refresh or build of the collection is queued or running. */
+static bool
+refresh_pending(ScipisCollection *c)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(c->id)};
+
+	return scipis_job_query_int8(psprintf("SELECT count(*) FROM %s WHERE collection_id = $1"
+										  " AND kind IN ('index', 'refresh')"
+										  " AND state IN ('queued', 'running')",
+										  scipis_job_table()), 1, types, values) > 0;
+}
+
+Datum
+scipis_wait_fresh(PG_FUNCTION_ARGS)
+{
+	ScipisCollection *c;
+	TimestampTz as_of = PG_ARGISNULL(1) ? GetCurrentTransactionStartTimestamp() : PG_GETARG_TIMESTAMPTZ(1);
+	TimestampTz deadline = 0;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("collection name must not be null")));
+	c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	scipis_require_read(c);
+	if (!PG_ARGISNULL(2))
+	{
+		Interval   *t = PG_GETARG_INTERVAL_P(2);
+
+		if (t->month != 0 || t->day != 0 || t->time < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("timeout must be a non-negative interval of hours, minutes and seconds")));
+		deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), t->time / 1000);
+		if (deadline == 0)
+			deadline = 1;
+	}
+	for (;;)
+	{
+		if (fresh_as_of(c) >= as_of)
+			PG_RETURN_BOOL(true);
+		if (deadline != 0 && GetCurrentTimestamp() >= deadline)
+			PG_RETURN_BOOL(false);
+		/* A refresh must start after as_of to see every change before it. */
+		if (as_of > GetCurrentTimestamp() || refresh_pending(c))
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+							 PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		scipis_require_read_server_files("refresh a scipis collection");
+		if (refresh_waited(c, NULL, NULL, deadline) < 0)
+			PG_RETURN_BOOL(false);
+	}
 }

@@ -53,6 +53,12 @@ handle_sigterm(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
+const char *
+job_kind_name(const JobRun *r)
+{
+	return r->kind == JOB_BLOCK ? "block index" : r->refresh ? "refresh" : "index";
+}
+
 void
 job_begin_tx(void)
 {
@@ -362,9 +368,45 @@ previous_size(JobRun *r, int64 *files, int64 *bytes)
 	}
 }
 
+/* A refresh's paths: the strings of a jsonb array's text (NULL: none). */
+static const char **
+refresh_paths(const char *json, int *n)
+{
+	Jsonb	   *jb;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	const char **out;
+	int			cap = 8;
+
+	MemoryContext old;
+
+	*n = 0;
+	if (json == NULL)
+		return NULL;
+	old = MemoryContextSwitchTo(job_cxt);
+	jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+	out = palloc(cap * sizeof(char *));
+	it = JsonbIteratorInit(&jb->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM || v.type != jbvString)
+			continue;
+		if (*n == cap)
+		{
+			cap *= 2;
+			out = repalloc(out, cap * sizeof(char *));
+		}
+		out[(*n)++] = pnstrdup(v.val.string.val, v.val.string.len);
+	}
+	MemoryContextSwitchTo(old);
+	return out;
+}
+
 /*
- * Builds the collection; the caller holds the target's lock and the
- * threads. Raises the build's error.
+ * Builds (or refreshes) the collection; the caller holds the target's lock
+ * and the threads. Raises the build's error. A refresh a shutdown stops is
+ * dropped whole and runs again after the restart.
  */
 static RunEnd
 build_collection(JobRun *r, int threads)
@@ -393,8 +435,17 @@ build_collection(JobRun *r, int threads)
 	if (opts.reader_threads == 0 || opts.reader_threads > threads)
 		opts.reader_threads = Min(threads, 4);
 
-	current_build = scipis_build_start_ex(r->dir, r->c.root, &opts,
-										  SCIPIS_BUILD_COUNT_BYTES | SCIPIS_BUILD_RESUME, &err);
+	if (r->refresh)
+	{
+		int			n = 0;
+		const char **paths = refresh_paths(r->paths, &n);
+
+		current_build = scipis_refresh_start(r->dir, r->c.root, &opts, paths, n,
+											 SCIPIS_BUILD_COUNT_BYTES, &err);
+	}
+	else
+		current_build = scipis_build_start_ex(r->dir, r->c.root, &opts,
+											  SCIPIS_BUILD_COUNT_BYTES | SCIPIS_BUILD_RESUME, &err);
 	if (current_build == NULL)
 		scipis_raise(&err);
 	r->end = RUN_SUCCEEDED;
@@ -407,7 +458,7 @@ build_collection(JobRun *r, int threads)
 		if (job_poll(r, &last, &p, phase_name(p.phase)) || done)
 			break;
 	}
-	if (r->end == RUN_INTERRUPTED)
+	if (r->end == RUN_INTERRUPTED && !r->refresh)
 	{
 		/*
 		 * A shutdown: the build stops at file boundaries and flushes what
@@ -455,10 +506,15 @@ result_json(const scipis_build_stats *s)
 					", \"tokens\": " UINT64_FORMAT ", \"terms\": " UINT64_FORMAT
 					", \"segments\": " UINT64_FORMAT ", \"seconds\": %.6f"
 					", \"mib_per_s\": %.3f, \"skipped\": " UINT64_FORMAT
-					", \"resumed_files\": " UINT64_FORMAT ", \"resumed_bytes\": " UINT64_FORMAT "}",
+					", \"resumed_files\": " UINT64_FORMAT ", \"resumed_bytes\": " UINT64_FORMAT
+					", \"files_added\": " UINT64_FORMAT ", \"files_changed\": " UINT64_FORMAT
+					", \"files_deleted\": " UINT64_FORMAT ", \"bytes_read\": " UINT64_FORMAT
+					", \"deleted_docs\": " UINT64_FORMAT "}",
 					(uint64) s->files, (uint64) s->bytes, (uint64) s->tokens,
 					(uint64) s->terms, (uint64) s->segments, s->seconds, mib,
-					(uint64) s->skipped, (uint64) s->resumed_files, (uint64) s->resumed_bytes);
+					(uint64) s->skipped, (uint64) s->resumed_files, (uint64) s->resumed_bytes,
+					(uint64) s->files_added, (uint64) s->files_changed, (uint64) s->files_deleted,
+					(uint64) s->bytes_read, (uint64) s->deleted_docs);
 }
 
 static void
@@ -636,8 +692,11 @@ run_waited(void)
 			}
 			s += strlen(s) + 1;
 			r.dir = MemoryContextStrdup(job_cxt, s);
+			s += strlen(s) + 1;
+			r.refresh = waited->refresh;
+			r.paths = *s ? MemoryContextStrdup(job_cxt, s) : NULL;
 		}
-		r.job_id = scipis_job_insert(r.kind == JOB_BLOCK ? "block index" : "index", r.c.name,
+		r.job_id = scipis_job_insert(job_kind_name(&r), r.c.name,
 									 r.c.id, r.role, true, false, NULL);
 		if (!scipis_lock_try(SCIPIS_LOCK_JOB, MyDatabaseId, (uint32) r.job_id))
 			elog(ERROR, "scipis: job lock of a new job is taken");
@@ -662,8 +721,7 @@ run_waited(void)
 	pg_write_barrier();
 	pg_atomic_write_u32(&waited->state, WAITED_QUEUED);
 	pgstat_report_activity(STATE_RUNNING, psprintf("scipis job " INT64_FORMAT ": %s %s", r.job_id,
-												   r.kind == JOB_BLOCK ? "block index" : "index",
-												   r.c.name));
+												   job_kind_name(&r), r.c.name));
 
 	end = run_job(&r);
 	waited->stats = r.stats;
@@ -697,7 +755,7 @@ claim(JobRun *r)
 
 	job_begin_tx();
 	sql = psprintf("SELECT j.id, j.submitted_by, j.kind, j.target, j.args::text, c.id, c.root,"
-				   " c.options, c.owner::oid FROM %s j"
+				   " c.options, c.owner::oid, j.args->'paths' FROM %s j"
 				   " LEFT JOIN %s.scipis_collection c ON c.id = j.collection_id"
 				   " WHERE j.state = 'queued' AND NOT j.waited"
 				   " ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
@@ -740,6 +798,8 @@ claim(JobRun *r)
 			r->c.options = DatumGetJsonbPCopy(SPI_getbinval(t, d, 8, &isnull));
 			r->c.owner = DatumGetObjectId(SPI_getbinval(t, d, 9, &isnull));
 			r->dir = scipis_collection_dir(&r->c);
+			r->refresh = strcmp(SPI_getvalue(t, d, 3), "refresh") == 0;
+			r->paths = r->refresh ? SPI_getvalue(t, d, 10) : NULL;
 		}
 		MemoryContextSwitchTo(old);
 		target_lock(r, &space, &key);
@@ -818,8 +878,7 @@ run_queue(void)
 			if (id < 0)
 				continue;
 			pgstat_report_activity(STATE_RUNNING, psprintf("scipis job " INT64_FORMAT ": %s %s",
-														   r.job_id, r.kind == JOB_BLOCK
-														   ? "block index" : "index", r.c.name));
+														   r.job_id, job_kind_name(&r), r.c.name));
 			(void) run_job(&r);
 			pgstat_report_activity(STATE_IDLE, NULL);
 			MemoryContextReset(job_cxt);

@@ -22,6 +22,8 @@ typedef struct JobRun
 	int			kind;			/* JOB_* */
 	ScipisCollection c;			/* collections; block indexes: only c.name */
 	char	   *dir;			/* collections: the index directory */
+	bool		refresh;		/* collections: scipis_refresh, not a full build */
+	char	   *paths;			/* a refresh's paths (jsonb text), NULL: the whole tree */
 	Oid			role;
 	bool		target_locked;	/* claimed with its target's lock */
 	/* Block indexes: the spec (jsonb text), and the file being built. */
@@ -42,6 +44,8 @@ typedef struct JobRun
 extern MemoryContext job_cxt;
 
 void		job_begin_tx(void);
+/* The job's kind as scipis_job.kind names it. */
+const char *job_kind_name(const JobRun *r);
 void		job_commit_tx(void);
 int			job_machine_cores(void);
 void		job_check_role(JobRun *r, const char *what);

@@ -39,6 +39,7 @@ typedef struct ScipisWaitedJob
 	Oid			database;
 	Oid			role;
 	int			kind;			/* JOB_* */
+	bool		refresh;		/* a collection's refresh */
 	int64		collection_id;
 	pg_atomic_uint32 caller_gone;	/* the caller canceled or left */
 	pg_atomic_uint32 state;		/* WAITED_* */
@@ -51,7 +52,8 @@ typedef struct ScipisWaitedJob
 	char		hint[512];
 	/*
 	 * NUL-terminated, in this order. Collections: name, root, options (jsonb
-	 * text), dir. Block indexes: name, variables, options, the file's path.
+	 * text), dir, a refresh's paths (jsonb text, empty: the whole tree).
+	 * Block indexes: name, variables, options, the file's path, empty.
 	 */
 	char		strings[FLEXIBLE_ARRAY_MEMBER];
 } ScipisWaitedJob;

@@ -336,15 +336,19 @@ scipis_files_sql(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* (files, bytes, index_bytes, last_indexed) from the manifest, or NULLs. */
+/*
+ * (files, bytes, index_bytes, last_indexed, segments, deleted_docs,
+ * fresh_as_of) from the manifest and FRESH, or NULLs.
+ */
 Datum
 scipis_collection_stats(PG_FUNCTION_ARGS)
 {
 	ScipisCollection *c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
 	TupleDesc	desc;
-	Datum		values[4];
-	bool		nulls[4] = {true, true, true, true};
+	Datum		values[7];
+	bool		nulls[7] = {true, true, true, true, true, true, true};
 	scipis_index *ix;
+	int64		fresh;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "scipis_collection_stats must return a row");
@@ -362,11 +366,18 @@ scipis_collection_stats(PG_FUNCTION_ARGS)
 		values[0] = Int64GetDatum((int64) info.files);
 		values[1] = Int64GetDatum((int64) info.bytes);
 		values[2] = Int64GetDatum((int64) info.index_bytes);
-		nulls[0] = nulls[1] = nulls[2] = false;
+		values[4] = Int64GetDatum((int64) info.segments);
+		values[5] = Int64GetDatum((int64) info.deleted_docs);
+		nulls[0] = nulls[1] = nulls[2] = nulls[4] = nulls[5] = false;
 		if (stat(manifest, &st) == 0)
 		{
 			values[3] = TimestampTzGetDatum(time_t_to_timestamptz(st.st_mtime));
 			nulls[3] = false;
+		}
+		if (scipis_fresh_as_of(scipis_collection_dir(c), &fresh))
+		{
+			values[6] = TimestampTzGetDatum(scipis_timestamp(fresh));
+			nulls[6] = false;
 		}
 	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));

@@ -98,7 +98,8 @@ LANGUAGE C VOLATILE;
 
 CREATE FUNCTION scipis_collection_stats(name text,
     OUT files bigint, OUT bytes bigint, OUT index_bytes bigint,
-    OUT last_indexed timestamptz)
+    OUT last_indexed timestamptz, OUT segments bigint, OUT deleted_docs bigint,
+    OUT fresh_as_of timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'scipis_collection_stats'
 LANGUAGE C VOLATILE STRICT;

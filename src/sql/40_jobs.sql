@@ -6,7 +6,7 @@ CREATE TABLE scipis_job (
     id              bigserial PRIMARY KEY,
     target          text NOT NULL,
     collection_id   bigint,             -- scipis_collection.id for collection jobs
-    kind            text NOT NULL CHECK (kind IN ('index', 'block index')),
+    kind            text NOT NULL CHECK (kind IN ('index', 'refresh', 'block index')),
     state           text NOT NULL DEFAULT 'queued'
                     CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
     phase           text CHECK (phase IN ('crawling', 'indexing', 'flushing', 'committing')),
@@ -98,5 +98,27 @@ SELECT c.name, c.root, c.options, c.owner, s.files, s.bytes, s.index_bytes,
            coalesce((SELECT max(j.submitted) FROM scipis_job j
                      WHERE j.collection_id = c.id AND j.scheduled), c.created)
            + (c.options->>'refresh_interval')::interval
-       END AS next_run
+       END AS next_run,
+       s.segments, s.deleted_docs, s.fresh_as_of
 FROM scipis_collection c, LATERAL scipis_collection_stats(c.name) s;
+
+-- Brings the index up to date with the tree, or with just the given paths
+-- (files or subtrees under the root), reading only new and changed files
+-- (README "Refresh"). Runs in a background worker as a job of kind
+-- 'refresh'; wait => false returns at once with only the job's id set.
+CREATE FUNCTION scipis_refresh(name text, paths text[] DEFAULT NULL, wait boolean DEFAULT true,
+    OUT files_added bigint, OUT files_changed bigint, OUT files_deleted bigint,
+    OUT bytes_read bigint, OUT seconds double precision, OUT files bigint,
+    OUT deleted_docs bigint, OUT segments bigint, OUT job bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'scipis_refresh_collection'
+LANGUAGE C VOLATILE;
+
+-- Returns true once every change to the tree made before as_of is
+-- searchable (fresh_as_of >= as_of): a refresh already queued or running
+-- is waited for, else one is run; false when timeout passes first.
+CREATE FUNCTION scipis_wait_fresh(name text, as_of timestamptz DEFAULT now(),
+    timeout interval DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'scipis_wait_fresh'
+LANGUAGE C VOLATILE;

@@ -82,44 +82,52 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
   return m;
 }
 
-namespace {
-constexpr uint32_t kTermsMagic = 0x534d5254;  // "TRMS"
-constexpr uint32_t kFreshMagic = 0x48535246;  // "FRSH"
-}  // namespace
-
 std::string encode_terms(const std::vector<uint8_t>& registers) {
+  FileHeader h;
+  h.count = registers.size();
+  h.body_crc = crc32c(registers.data(), registers.size());
   std::string out;
-  put_u32(out, kTermsMagic);
-  put_u64(out, registers.size());
+  put_header(out, kMagicTerms, h);
   out.append(reinterpret_cast<const char*>(registers.data()), registers.size());
-  put_u32(out, crc32c(out.data(), out.size()));
   return out;
 }
 
 std::vector<uint8_t> decode_terms(const std::string& bytes) {
-  if (bytes.size() < 16) return {};
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  if (get_u32(p) != kTermsMagic || get_u64(p + 4) != bytes.size() - 16 ||
-      get_u32(p + bytes.size() - 4) != crc32c(bytes.data(), bytes.size() - 4))
+  try {
+    const FileHeader h = check_header("TERMS", kMagicTerms, bytes.data(), bytes.size());
+    const std::string_view body(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize);
+    if (body.size() != h.count) return {};
+    check_body("TERMS", h, body);
+    return std::vector<uint8_t>(body.begin(), body.end());
+  } catch (const Error&) {
     return {};
-  return std::vector<uint8_t>(p + 12, p + bytes.size() - 4);
+  }
 }
 
 void write_fresh_as_of(const std::string& dir, int64_t ns) {
+  std::string body;
+  put_u64(body, static_cast<uint64_t>(ns));
+  FileHeader h;
+  h.count = 1;
+  h.body_crc = crc32c(body.data(), body.size());
   std::string out;
-  put_u32(out, kFreshMagic);
-  put_u64(out, static_cast<uint64_t>(ns));
-  put_u32(out, crc32c(out.data(), out.size()));
-  replace_file_atomic(dir + "/FRESH", out);
+  put_header(out, kMagicFresh, h);
+  replace_file_atomic(dir + "/FRESH", out + body);
 }
 
 bool read_fresh_as_of(const std::string& dir, int64_t& ns) {
   std::string bytes;
-  if (!read_file(dir + "/FRESH", bytes) || bytes.size() != 16) return false;
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  if (get_u32(p) != kFreshMagic || get_u32(p + 12) != crc32c(bytes.data(), 12)) return false;
-  ns = static_cast<int64_t>(get_u64(p + 4));
-  return true;
+  if (!read_file(dir + "/FRESH", bytes)) return false;
+  try {
+    const FileHeader h = check_header(dir + "/FRESH", kMagicFresh, bytes.data(), bytes.size());
+    const std::string_view body(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize);
+    if (body.size() != 8 || h.count != 1) return false;
+    check_body(dir + "/FRESH", h, body);
+    ns = static_cast<int64_t>(get_u64(reinterpret_cast<const unsigned char*>(body.data())));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 }  // namespace scipis

@@ -96,6 +96,8 @@ inline constexpr char kMagicTfMeta[] = "SCIPISTM";
 inline constexpr char kMagicFileData[] = "SCIPISFD";
 inline constexpr char kMagicFileMeta[] = "SCIPISFM";
 inline constexpr char kMagicManifest[] = "SCIPISMF";
+inline constexpr char kMagicTerms[] = "SCIPISTS";
+inline constexpr char kMagicFresh[] = "SCIPISFR";
 
 // The TF dictionary's order: by dict_hash, then by bytes. Split s of sf
 // holds the hashes with (h * sf) >> 64 == s, a consecutive range of that

@@ -1,0 +1,83 @@
+-- scipis_refresh: new, changed and deleted files read alone, given paths,
+-- bad input, queued refreshes and scipis_wait_fresh. Files are written by
+-- the server's own user through COPY TO PROGRAM; each batch of writes ends
+-- with a pause of 0.2 s, so that no file counts as racy (written within
+-- 0.1 s of the run that read it, and so read again by the next one).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS scipis;
+RESET client_min_messages;
+CREATE FUNCTION pg_temp.sh(cmd text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', cmd || '; cat >/dev/null');
+END $$;
+SELECT '/tmp/scipis-regress-refresh' AS root \gset
+SELECT pg_temp.sh(format('rm -rf %1$s && mkdir -p %1$s/sub && printf "alpha beta\n" > %1$s/a.log'
+  ' && printf "beta gamma\n" > %1$s/b.log && printf "gamma delta\n" > %1$s/sub/c.txt && sleep 0.2', :'root'));
+SELECT scipis_create_collection('fresh', :'root');
+SELECT files, tokens FROM scipis_index('fresh');
+
+-- Nothing changed: nothing read, nothing new.
+SELECT files_added, files_changed, files_deleted, bytes_read, files, deleted_docs, job > 0 AS job
+FROM scipis_refresh('fresh');
+
+-- One new, one rewritten, one deleted: only the first two are read.
+SELECT now() AS before_refresh \gset
+SELECT pg_temp.sh(format('printf "delta epsilon\n" > %1$s/d.log && printf "alpha zeta zeta\n" > %1$s/a.log'
+  ' && rm %1$s/b.log && sleep 0.2', :'root'));
+SELECT files_added, files_changed, files_deleted, bytes_read, files, deleted_docs, segments > 0 AS segs
+FROM scipis_refresh('fresh');
+SELECT replace(path, :'root', '') AS file, round(score::numeric, 9) AS score
+FROM scipis_search('alpha beta gamma delta zeta', 'fresh', k => NULL);
+SELECT replace(path, :'root', '') AS file, size, tokens FROM scipis_files WHERE collection = 'fresh';
+SELECT count(*) FROM scipis_lookup(:'root' || '/b.log');
+SELECT files, deleted_docs, segments > 0 AS segs, fresh_as_of >= :'before_refresh' AS fresh
+FROM scipis_collections WHERE name = 'fresh';
+
+-- The same answers as a collection built afresh over the tree as it is.
+SELECT scipis_create_collection('rebuilt', :'root');
+SELECT files FROM scipis_index('rebuilt');
+SELECT q, count(*) AS differing FROM unnest(ARRAY['alpha', 'beta', 'gamma delta', 'zeta epsilon']) q,
+LATERAL ((SELECT path, score FROM scipis_search(q, 'fresh', k => NULL, ranking => 'bm25')
+          EXCEPT SELECT path, score FROM scipis_search(q, 'rebuilt', k => NULL, ranking => 'bm25'))
+         UNION ALL
+         (SELECT path, score FROM scipis_search(q, 'rebuilt', k => NULL, ranking => 'bm25')
+          EXCEPT SELECT path, score FROM scipis_search(q, 'fresh', k => NULL, ranking => 'bm25'))) d
+GROUP BY q ORDER BY q;
+
+-- Given paths: only they are looked at.
+SELECT pg_temp.sh(format('printf "omega\n" > %1$s/sub/c.txt && printf "omega\n" > %1$s/sub/e.txt'
+  ' && printf "omega\n" > %1$s/d.log && sleep 0.2', :'root'));
+SELECT files_added, files_changed, files_deleted, bytes_read
+FROM scipis_refresh('fresh', ARRAY[:'root' || '/sub/']);
+SELECT replace(path, :'root', '') AS file FROM scipis_search('omega', 'fresh') ORDER BY 1;
+SELECT files_added, files_changed, files_deleted FROM scipis_refresh('fresh', ARRAY[:'root' || '/d.log']);
+SELECT replace(path, :'root', '') AS file FROM scipis_search('omega', 'fresh') ORDER BY 1;
+
+-- Bad input.
+SELECT * FROM scipis_refresh('nosuch');
+SELECT * FROM scipis_refresh(NULL);
+SELECT * FROM scipis_refresh('fresh', ARRAY['relative/path']);
+SELECT * FROM scipis_refresh('fresh', ARRAY['/elsewhere']);
+SELECT * FROM scipis_refresh('fresh', ARRAY[:'root' || '/../etc']);
+SELECT * FROM scipis_refresh('fresh', ARRAY[]::text[]);
+SELECT * FROM scipis_refresh('fresh', ARRAY[NULL]);
+SELECT scipis_wait_fresh('fresh', timeout => interval '1 month');
+SELECT scipis_wait_fresh('nosuch');
+
+-- Queued, then waited for; a refresh shows in scipis_jobs.
+SELECT pg_temp.sh(format('rm %1$s/sub/e.txt && sleep 0.2', :'root'));
+SELECT job AS refresh_job, files_added IS NULL AS no_result FROM scipis_refresh('fresh', wait => false) \gset
+SELECT :'no_result';
+SELECT scipis_wait_job(:refresh_job);
+SELECT kind, state, files_done FROM scipis_jobs WHERE id = :refresh_job;
+SELECT count(*) FROM scipis_search('omega', 'fresh');
+
+-- Fresh already, fresh after a refresh it runs, and a time not reached.
+SELECT scipis_wait_fresh('fresh', now() - interval '1 hour');
+SELECT scipis_wait_fresh('fresh');
+SELECT fresh_as_of >= now() - interval '1 minute' AS fresh FROM scipis_collections WHERE name = 'fresh';
+SELECT scipis_wait_fresh('fresh', now() + interval '1 hour', interval '0.2 s');
+
+SELECT scipis_drop_collection('fresh');
+SELECT scipis_drop_collection('rebuilt');
+SELECT pg_temp.sh(format('rm -rf %1$s', :'root'));
