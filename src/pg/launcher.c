@@ -173,7 +173,7 @@ queue_due(void)
 	const char *schema = quote_identifier(get_namespace_name(scipis_extension_schema()));
 
 	scipis_job_exec(psprintf("INSERT INTO %s (target, collection_id, kind, submitted_by, scheduled)"
-							 " SELECT c.name, c.id, 'index', c.owner::oid, true"
+							 " SELECT c.name, c.id, 'refresh', c.owner::oid, true"
 							 " FROM %s.scipis_collection c"
 							 " WHERE c.options ? 'refresh_interval'"
 							 " AND coalesce((SELECT max(j.submitted) FROM %s j"

@@ -1,0 +1,105 @@
+# Refresh with scipis preloaded: a worker killed (kill -9) in the middle of
+# a refresh leaves the previous index whole (every search answers as before
+# the refresh or as after it, never a mix), the refresh runs again after
+# the restart and then answers as a collection built afresh over the tree;
+# the scheduled refresh_interval job is a refresh.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use File::Path qw(make_path);
+use Time::HiRes qw(time usleep);
+
+# 8,000 files with a 1 MB term table and one indexer thread: reading them
+# all takes seconds, so that the kill lands inside the refresh.
+my $tree = PostgreSQL::Test::Utils::tempdir();
+sub write_tree {
+	my ($salt) = @_;
+	for my $d (0 .. 79) {
+		make_path("$tree/d$d");
+		for my $f (0 .. 99) {
+			my $n = $d * 100 + $f;
+			open(my $fh, '>', "$tree/d$d/f$f.log") or die;
+			print $fh join(' ', map { "w" . (($n + $salt) * $_ % 997) . ' x' . ($n * 7919 + $_ + $salt) } 1 .. 400), "\n";
+			close $fh;
+		}
+	}
+	# Past the racy window (0.1 s) of a run that reads them next.
+	usleep(200_000);
+}
+write_tree(0);
+my $opts = '{"tfidf_index_size": "1MB", "indexer_threads": 1}';
+
+my $node = PostgreSQL::Test::Cluster->new('refresh');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'scipis'\n"
+	  . "scipis.scheduler_naptime = '200ms'\nmax_worker_processes = 16\nrestart_after_crash = on\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION scipis');
+$node->safe_psql('postgres', "SELECT scipis_create_collection('c', '$tree', '$opts')");
+$node->safe_psql('postgres', "SELECT files FROM scipis_index('c')");
+
+sub answers {
+	my ($coll) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(replace(path, '$tree', '') || ' ' || score, E'\\n' ORDER BY score DESC, path) "
+		  . "FROM scipis_search('w1 w2 w3 w500', '$coll', k => NULL)");
+}
+sub job {
+	my ($id, $cols) = @_;
+	return $node->safe_psql('postgres', "SELECT $cols FROM scipis_jobs WHERE id = $id");
+}
+my $before = answers('c');
+ok(length($before) > 0, 'the collection answers');
+
+# Every file rewritten; a collection built afresh over the new tree.
+write_tree(1);
+$node->safe_psql('postgres', "SELECT scipis_create_collection('clean', '$tree', '$opts')");
+$node->safe_psql('postgres', "SELECT files FROM scipis_index('clean')");
+my $after = answers('clean');
+isnt($after, $before, 'the rewritten tree answers otherwise');
+
+my $id = $node->safe_psql('postgres', "SELECT job FROM scipis_refresh('c', wait => false)");
+ok($node->poll_query_until('postgres',
+		"SELECT state = 'running' AND files_done > 0 FROM scipis_jobs WHERE id = $id"),
+	'the refresh runs');
+is(answers('c'), $before, 'during the refresh the collection answers as before it');
+my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM scipis_job WHERE id = $id");
+die "no worker pid for job $id" unless $pid =~ /^\d+$/ && $pid > 0;
+my $attempts = job($id, 'attempts');
+kill 'KILL', $pid;
+$node->poll_query_until('postgres', "SELECT true");
+# Until the refresh ran again: every answer is the old one or the new one.
+my ($mixed, $polls) = (0, 0);
+my $until = time() + $PostgreSQL::Test::Utils::timeout_default;
+while (time() < $until) {
+	my $a = answers('c');
+	$polls++;
+	$mixed++ if $a ne $before && $a ne $after;
+	last if job($id, 'state') =~ /succeeded|failed|canceled/;
+	usleep(50_000);
+}
+note("$polls searches while the refresh ran again");
+is($mixed, 0, 'no search saw a mix of the old and the new index');
+is(job($id, 'state'), 'succeeded', 'after the kill the refresh ran again and succeeded');
+cmp_ok(job($id, 'attempts'), '>', $attempts, 'it took another attempt');
+is(answers('c'), $after, 'the refreshed collection answers as one built afresh');
+my @gens = glob($node->data_dir . "/scipis/*/c*/g*");
+my %colls;
+$colls{ $_ =~ s{/g\d+$}{}r }++ for @gens;
+is((grep { $_ > 1 } values %colls), 0, 'one generation per collection is left on disk');
+
+# The schedule queues refreshes.
+$node->safe_psql('postgres',
+	"SELECT scipis_create_collection('nightly', '$tree/d1', '{\"refresh_interval\": \"1 second\"}')");
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) >= 2 FROM scipis_jobs WHERE target = 'nightly' AND scheduled"
+		  . " AND kind = 'refresh' AND state = 'succeeded'"),
+	'the scheduled jobs are refreshes');
+is($node->safe_psql('postgres', "SELECT count(*) FROM scipis_search('w1', 'nightly', k => NULL)"),
+	$node->safe_psql('postgres', "SELECT count(*) FROM scipis_search('w1', 'clean', k => NULL) WHERE path LIKE '$tree/d1/%'"),
+	'the scheduled refreshes answer');
+
+$node->stop;
+done_testing();
