@@ -146,6 +146,12 @@ scipis_build *scipis_refresh_start(const char *dir, const char *root,
  * 0 when unknown.
  */
 int			scipis_fresh_as_of(const char *dir, int64_t *ns);
+/*
+ * Records that every change before ns is searchable (a watcher, after the
+ * refresh of every path its events named up to ns); an earlier time than
+ * the one recorded is ignored.
+ */
+int			scipis_mark_fresh(const char *dir, int64_t ns, scipis_error *err);
 
 /* Safe to call at any time between start and finish, from the owning thread. */
 void		scipis_build_get_progress(scipis_build *b, scipis_build_progress *p);

@@ -98,6 +98,10 @@ scipis_create_collection(PG_FUNCTION_ARGS)
 		ereport(NOTICE,
 				(errmsg("refresh_interval is kept, but scheduled jobs run only when scipis is preloaded"),
 				 errhint("Add scipis to shared_preload_libraries and restart the server.")));
+	if (!scipis_preloaded && scipis_watched(options))
+		ereport(NOTICE,
+				(errmsg("watch is kept, but the watcher runs only when scipis is preloaded"),
+				 errhint("Add scipis to shared_preload_libraries and restart the server; until then scipis_refresh brings the collection up to date.")));
 	PG_RETURN_VOID();
 }
 

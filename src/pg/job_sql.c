@@ -468,13 +468,15 @@ fresh_as_of(ScipisCollection *c)
 	return scipis_fresh_as_of(scipis_collection_dir(c), &ns) ? scipis_timestamp(ns) : DT_NOBEGIN;
 }
 
-/* A refresh or build of the collection is queued or running. */
+/* A refresh or build of the collection is queued or running, or its watcher runs. */
 static bool
 refresh_pending(ScipisCollection *c)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(c->id)};
 
+	if (scipis_watched(c->options) && scipis_watcher_running(c->id))
+		return true;
 	return scipis_job_query_int8(psprintf("SELECT count(*) FROM %s WHERE collection_id = $1"
 										  " AND kind IN ('index', 'refresh')"
 										  " AND state IN ('queued', 'running')",

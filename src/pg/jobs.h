@@ -28,6 +28,7 @@ extern bool scipis_preloaded;
 #define SCIPIS_LOCK_THREAD		1935894892u /* scipis.max_threads, cluster-wide */
 #define SCIPIS_LOCK_SCHEDULER	1935894893u /* one scheduler per database */
 #define SCIPIS_LOCK_BLOCK		1935894894u /* one build of a block index (name hash) */
+#define SCIPIS_LOCK_WATCH		1935894895u /* held by a collection's watcher */
 
 /* What a job builds. */
 #define JOB_COLLECTION	0
@@ -104,6 +105,16 @@ void		scipis_worker_fill(struct BackgroundWorker *w, const char *function, const
 void		scipis_start_runner_at_commit(void);
 bool		scipis_start_runner(Oid database);
 PGDLLEXPORT void scipis_job_worker_main(Datum arg);
+
+/* watcher.c */
+extern bool scipis_watch_test_overflow;
+/* The collection's options say "watch": true. */
+bool		scipis_watched(Jsonb *options);
+/* A watcher of the collection runs (its lock is held). */
+bool		scipis_watcher_running(int64 collection_id);
+/* Starts a watcher for each watched collection of this database that has none. */
+void		scipis_start_watchers(void);
+PGDLLEXPORT void scipis_watcher_main(Datum arg);
 
 /* launcher.c */
 void		scipis_jobs_init(void);

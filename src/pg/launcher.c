@@ -55,6 +55,10 @@ scipis_jobs_init(void)
 							"How often each database's scipis scheduler looks for due and interrupted jobs.",
 							NULL, &scipis_scheduler_naptime, 1000, 100, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomBoolVariable("scipis.watch_test_overflow",
+							 "Tests: watchers treat every batch of events as a queue overflow.",
+							 NULL, &scipis_watch_test_overflow, false, PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	scipis_preloaded = true;
@@ -221,6 +225,7 @@ scipis_scheduler_main(Datum arg)
 		if (installed)
 		{
 			queue_due();
+			scipis_start_watchers();
 			scipis_jobs_recover();
 			queued = scipis_jobs_queued();
 			runners = running_runners();

@@ -112,7 +112,8 @@ void write_fresh_as_of(const std::string& dir, int64_t ns) {
   h.body_crc = crc32c(body.data(), body.size());
   std::string out;
   put_header(out, kMagicFresh, h);
-  replace_file_atomic(dir + "/FRESH", out + body);
+  // A FRESH lost in a crash is only older (or unknown): no fsync.
+  replace_file_atomic(dir + "/FRESH", out + body, false);
 }
 
 bool read_fresh_as_of(const std::string& dir, int64_t& ns) {

@@ -50,7 +50,7 @@ std::vector<std::string> list_garbage(const std::string& dir, const Manifest* cu
   if (!d) return doomed;
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n == "." || n == ".." || n == "MANIFEST" || n == "FRESH" || n == keep || n == resumed) continue;
+    if (n == "." || n == ".." || n == "MANIFEST" || n.rfind("FRESH", 0) == 0 || n == keep || n == resumed) continue;
     doomed.push_back(dir + "/" + n);
   }
   ::closedir(d);

@@ -300,3 +300,10 @@ extern "C" int scipis_fresh_as_of(const char* dir, int64_t* ns) {
     return 0;
   }
 }
+
+extern "C" int scipis_mark_fresh(const char* dir, int64_t ns, scipis_error* err) {
+  return guarded(err, [&] {
+    int64_t now = 0;
+    if (!read_fresh_as_of(dir, now) || ns > now) write_fresh_as_of(dir, ns);
+  });
+}

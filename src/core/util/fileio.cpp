@@ -84,15 +84,16 @@ std::string parent_dir(const std::string& path) {
   return path.substr(0, slash);
 }
 
-void replace_file_atomic(const std::string& path, const std::string& data) {
+void replace_file_atomic(const std::string& path, const std::string& data, bool sync) {
   std::string tmp = path + ".tmp";
-  write_file_durable(tmp, data);
+  if (!sync) tmp += "." + std::to_string(::getpid());
+  write_file_durable(tmp, data, sync);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
     fail_io(e, "rename file to", path);
   }
-  fsync_dir(parent_dir(path));
+  if (sync) fsync_dir(parent_dir(path));
 }
 
 bool read_file(const std::string& path, std::string& out) {

@@ -32,7 +32,9 @@ void write_file_durable(const std::string& path, std::string_view data,
                         bool sync = true);
 void fsync_file(const std::string& path);
 // Atomic replace: write a temporary, fsync, rename over path, fsync the dir.
-void replace_file_atomic(const std::string& path, const std::string& data);
+// Without sync, neither fsync (after a crash path may hold either version,
+// or nothing), and the temporary is named for the process.
+void replace_file_atomic(const std::string& path, const std::string& data, bool sync = true);
 void fsync_dir(const std::string& dir);
 // Reads a whole file; returns false if it does not exist.
 bool read_file(const std::string& path, std::string& out);

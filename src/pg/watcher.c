@@ -1,0 +1,498 @@
+/*
+ * The watcher of a collection with "watch": true (README "Refresh"): a
+ * background worker, started by the database's scheduler, that follows the
+ * tree with inotify (a watch per directory, new directories watched as they
+ * appear) and refreshes the paths its events name, batched over a short
+ * settle window. A queue overflow, or a directory that could not be
+ * watched, leads to a refresh of the whole tree (and, while watches are
+ * missing, to one every scipis.watch_rescan), never to a missed change.
+ * fanotify's file-system marks need CAP_SYS_ADMIN, which the server does not
+ * have; file systems without notification use refresh_interval.
+ */
+#include "jobs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+bool		scipis_watch_test_overflow = false;
+
+#define SETTLE_MS 100			/* quiet this long ends a batch */
+#define MAX_BATCH_MS 500		/* a batch ends this long after its first event */
+#define RESCAN_MS 10000			/* whole-tree refreshes while watches are missing */
+#define CHECK_MS 1000			/* the collection's row looked at again */
+#define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */
+#define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
+#define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
+					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
+					IN_ONLYDIR | IN_EXCL_UNLINK)
+
+typedef struct WatchEntry
+{
+	int			wd;				/* the key */
+	char	   *path;
+} WatchEntry;
+
+typedef struct Watcher
+{
+	ScipisCollection c;
+	char	   *dir;
+	bool		follow;
+	int			fd;
+	HTAB	   *watches;
+	MemoryContext cxt;			/* paths of watches */
+	MemoryContext row_cxt;		/* the collection's row, read again each CHECK_MS */
+	bool		missing;		/* some directory is not watched */
+	bool		full;			/* the batch needs the whole tree */
+	char	  **paths;			/* the batch's paths */
+	int			npaths;
+	int			cap;
+} Watcher;
+
+bool
+scipis_watched(Jsonb *options)
+{
+	JsonbValue	key;
+	JsonbValue *v;
+
+	key.type = jbvString;
+	key.val.string.val = "watch";
+	key.val.string.len = 5;
+	v = findJsonbValueFromContainer(&options->root, JB_FOBJECT, &key);
+	return v != NULL && v->type == jbvBool && v->val.boolean;
+}
+
+bool
+scipis_watcher_running(int64 collection_id)
+{
+	if (!scipis_lock_try(SCIPIS_LOCK_WATCH, MyDatabaseId, (uint32) collection_id))
+		return true;
+	scipis_lock_release(SCIPIS_LOCK_WATCH, MyDatabaseId, (uint32) collection_id);
+	return false;
+}
+
+void
+scipis_start_watchers(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, scipis_collection_all())
+	{
+		ScipisCollection *c = lfirst(lc);
+		BackgroundWorker w;
+		BackgroundWorkerHandle *handle;
+
+		if (!scipis_watched(c->options) || scipis_watcher_running(c->id))
+			continue;
+		scipis_worker_fill(&w, "scipis_watcher_main", "scipis watcher");
+		w.bgw_main_arg = Int64GetDatum(c->id);
+		memcpy(w.bgw_extra, &MyDatabaseId, sizeof(Oid));
+		if (!RegisterDynamicBackgroundWorker(&w, &handle))
+			ereport(LOG,
+					(errmsg("scipis: could not start the watcher of collection \"%s\"", c->name),
+					 errhint("Raise max_worker_processes.")));
+	}
+}
+
+static int64
+now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64) t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void
+add_path(Watcher *w, const char *path)
+{
+	if (w->full)
+		return;
+	if (w->npaths == MAX_PATHS)
+	{
+		w->full = true;
+		return;
+	}
+	if (w->npaths == w->cap)
+	{
+		w->cap = w->cap ? 2 * w->cap : 64;
+		w->paths = w->paths ? repalloc(w->paths, w->cap * sizeof(char *))
+			: palloc(w->cap * sizeof(char *));
+	}
+	w->paths[w->npaths++] = pstrdup(path);
+}
+
+/* Watches dir and every directory under it (not through symlinks). */
+static void
+watch_tree(Watcher *w, const char *dir)
+{
+	int			wd = inotify_add_watch(w->fd, dir, WATCH_MASK);
+	DIR		   *d;
+	struct dirent *e;
+
+	if (wd < 0)
+	{
+		if (errno != ENOENT && errno != ENOTDIR)
+		{
+			if (!w->missing)
+				ereport(LOG,
+						(errmsg("scipis: the watcher of \"%s\" cannot watch \"%s\": %m; the tree is rescanned every %d s instead",
+								w->c.name, dir, RESCAN_MS / 1000),
+						 errhint("Raise fs.inotify.max_user_watches.")));
+			w->missing = true;
+		}
+		return;
+	}
+	{
+		bool		found;
+		WatchEntry *en = hash_search(w->watches, &wd, HASH_ENTER, &found);
+
+		if (found)
+			pfree(en->path);
+		en->path = MemoryContextStrdup(w->cxt, dir);
+	}
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+	{
+		char	   *sub;
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN && !(w->follow && e->d_type == DT_LNK))
+			continue;
+		sub = psprintf("%s/%s", strcmp(dir, "/") == 0 ? "" : dir, e->d_name);
+		if ((w->follow ? stat(sub, &st) : lstat(sub, &st)) == 0 && S_ISDIR(st.st_mode))
+			watch_tree(w, sub);
+		pfree(sub);
+	}
+	closedir(d);
+}
+
+/* Stops watching the directories at or under path (it moved away). */
+static void
+unwatch_tree(Watcher *w, const char *path)
+{
+	HASH_SEQ_STATUS seq;
+	WatchEntry *en;
+	size_t		n = strlen(path);
+
+	hash_seq_init(&seq, w->watches);
+	while ((en = hash_seq_search(&seq)) != NULL)
+	{
+		if (strncmp(en->path, path, n) == 0 && (en->path[n] == '\0' || en->path[n] == '/'))
+		{
+			(void) inotify_rm_watch(w->fd, en->wd);
+			pfree(en->path);
+			(void) hash_search(w->watches, &en->wd, HASH_REMOVE, NULL);
+		}
+	}
+}
+
+/* Reads every queued event; false once the queue is empty. */
+static bool
+read_events(Watcher *w)
+{
+	char		buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t		len = read(w->fd, buf, sizeof(buf));
+
+	if (len <= 0)
+	{
+		if (len < 0 && errno != EAGAIN && errno != EINTR)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("scipis: could not read the watcher's inotify events: %m")));
+		return false;
+	}
+	for (char *p = buf; p < buf + len;)
+	{
+		const struct inotify_event *e = (const struct inotify_event *) p;
+		WatchEntry *en;
+		char	   *path;
+
+		p += sizeof(struct inotify_event) + e->len;
+		if ((e->mask & IN_Q_OVERFLOW) || scipis_watch_test_overflow)
+		{
+			/* Events were lost: only a walk of the whole tree is sure. */
+			w->full = true;
+			continue;
+		}
+		en = hash_search(w->watches, &e->wd, HASH_FIND, NULL);
+		if (en == NULL)
+			continue;
+		if (e->mask & IN_IGNORED)
+		{
+			pfree(en->path);
+			(void) hash_search(w->watches, &e->wd, HASH_REMOVE, NULL);
+			continue;
+		}
+		path = e->len > 0 && e->name[0] ? psprintf("%s/%s", strcmp(en->path, "/") == 0 ? "" : en->path, e->name)
+			: pstrdup(en->path);
+		if (e->mask & IN_ISDIR)
+		{
+			if (e->mask & IN_MOVED_FROM)
+				unwatch_tree(w, path);
+			if (e->mask & (IN_CREATE | IN_MOVED_TO))
+				watch_tree(w, path);
+		}
+		add_path(w, path);
+		pfree(path);
+	}
+	return true;
+}
+
+/* The collection's row, or false once it is dropped or no longer watched. */
+static bool
+reload(Watcher *w, int64 id)
+{
+	ListCell   *lc;
+	bool		found = false;
+	MemoryContext old;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (w->row_cxt == NULL)
+		w->row_cxt = AllocSetContextCreate(TopMemoryContext, "scipis watcher row", ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(w->row_cxt);
+	foreach(lc, scipis_collection_all())
+	{
+		ScipisCollection *c = lfirst(lc);
+
+		if (c->id != id || !scipis_watched(c->options))
+			continue;
+		if (!has_privs_of_role(c->owner, ROLE_PG_READ_SERVER_FILES))
+		{
+			ereport(LOG,
+					(errmsg("scipis: the watcher of \"%s\" stops: its owner may not read server files",
+							c->name)));
+			break;
+		}
+		old = MemoryContextSwitchTo(w->row_cxt);
+		w->c.id = c->id;
+		w->c.name = pstrdup(c->name);
+		w->c.root = pstrdup(c->root);
+		w->c.options = DatumGetJsonbPCopy(JsonbPGetDatum(c->options));
+		w->c.owner = c->owner;
+		w->dir = scipis_collection_dir(&w->c);
+		MemoryContextSwitchTo(old);
+		found = true;
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return found;
+}
+
+/*
+ * Refreshes the batch (or the whole tree), holding the collection's build
+ * lock; then every change before as_of is searchable. False when a job of
+ * the collection holds the lock: the batch waits.
+ */
+static bool
+refresh(Watcher *w, int64 as_of)
+{
+	scipis_options opts;
+	scipis_error err;
+	scipis_build *b;
+	scipis_build_stats stats;
+	MemoryContext old;
+	bool		ok;
+
+	if (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id))
+		return false;
+	StartTransactionCommand();
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	scipis_options_from_jsonb(w->c.options, &opts);
+	MemoryContextSwitchTo(old);
+	CommitTransactionCommand();
+	b = scipis_refresh_start(w->dir, w->c.root, &opts, w->full ? NULL : (const char *const *) w->paths,
+							 w->full ? 0 : w->npaths, 0, &err);
+	if (b != NULL)
+	{
+		while (!scipis_build_wait(b, 100))
+		{
+			if (ProcDiePending)
+			{
+				scipis_build_abort(b);
+				scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
+				CHECK_FOR_INTERRUPTS();
+			}
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
+							 PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+	}
+	ok = b != NULL && scipis_build_finish(b, &stats, &err) == 0 &&
+		scipis_mark_fresh(w->dir, as_of, &err) == 0;
+	scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
+	if (!ok)
+		ereport(LOG,
+				(errmsg("scipis: the watcher of \"%s\" could not refresh it: %s (tried again later)",
+						w->c.name, err.message)));
+	else
+		pgstat_report_activity(STATE_IDLE,
+							   psprintf("scipis watcher %s: last refresh read %llu files", w->c.name,
+										(unsigned long long) (stats.files_added + stats.files_changed)));
+	return ok;
+}
+
+void
+scipis_watcher_main(Datum arg)
+{
+	int64		id = DatumGetInt64(arg);
+	Oid			database;
+	Watcher		w = {0};
+	HASHCTL		ctl = {0};
+	TimestampTz first = 0,
+				last_event = 0,
+				last_check = 0,
+				last_rescan = 0,
+				last_mark = 0;
+	bool		initial = true;
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	memcpy(&database, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	BackgroundWorkerInitializeConnectionByOid(database, InvalidOid, 0);
+	pgstat_report_appname("scipis watcher");
+	if (!scipis_lock_try(SCIPIS_LOCK_WATCH, MyDatabaseId, (uint32) id))
+		proc_exit(0);			/* another one runs */
+	if (!reload(&w, id))
+		proc_exit(0);
+	{
+		scipis_options opts;
+
+		StartTransactionCommand();
+		scipis_options_from_jsonb(w.c.options, &opts);
+		CommitTransactionCommand();
+		w.follow = opts.follow_symlinks != 0;
+	}
+	w.cxt = AllocSetContextCreate(TopMemoryContext, "scipis watcher", ALLOCSET_DEFAULT_SIZES);
+	ctl.keysize = sizeof(int);
+	ctl.entrysize = sizeof(WatchEntry);
+	ctl.hcxt = w.cxt;
+	w.watches = hash_create("scipis watches", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	w.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w.fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("scipis: the watcher of \"%s\" could not start inotify: %m", w.c.name)));
+	pgstat_report_activity(STATE_RUNNING, psprintf("scipis watcher %s: watching", w.c.name));
+	/* Watches first, then a whole-tree refresh: nothing between is lost. */
+	watch_tree(&w, w.c.root);
+	w.full = true;
+	for (;;)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		int			rc;
+		long		timeout = CHECK_MS;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (TimestampDifferenceExceeds(last_check, now, CHECK_MS))
+		{
+			if (!reload(&w, id))
+				proc_exit(0);
+			last_check = now;
+		}
+		if (w.missing && TimestampDifferenceExceeds(last_rescan, now, RESCAN_MS))
+		{
+			w.full = true;
+			last_rescan = now;
+		}
+		/* The batch ends when quiet for SETTLE_MS or MAX_BATCH_MS after its start. */
+		if (w.full || w.npaths > 0)
+		{
+			if (first == 0)
+				first = now;
+			if (initial || TimestampDifferenceExceeds(last_event, now, SETTLE_MS) ||
+				TimestampDifferenceExceeds(first, now, MAX_BATCH_MS))
+			{
+				/* Events of every change before as_of are read by the drain. */
+				int64		as_of = now_ns();
+				bool		was_missing = w.missing;
+
+				while (read_events(&w))
+					;
+				if (w.full)
+					w.missing = false;	/* the walk below is sure again */
+				if (w.full && was_missing)
+					watch_tree(&w, w.c.root);
+				if (refresh(&w, as_of))
+				{
+					for (int i = 0; i < w.npaths; i++)
+						pfree(w.paths[i]);
+					w.npaths = 0;
+					w.full = false;
+					first = 0;
+					initial = false;
+				}
+				else
+					w.missing |= was_missing;
+				continue;
+			}
+			timeout = SETTLE_MS;
+		}
+		else if (!w.missing && TimestampDifferenceExceeds(last_mark, now, IDLE_MARK_MS))
+		{
+			/* Nothing read and not refreshed: every change before as_of is searchable. */
+			int64		as_of = now_ns();
+
+			while (read_events(&w))
+				;
+			if (w.npaths == 0 && !w.full &&
+				scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w.c.id))
+			{
+				scipis_error err;
+
+				if (scipis_mark_fresh(w.dir, as_of, &err) != 0)
+					ereport(LOG, (errmsg("scipis: the watcher of \"%s\": %s", w.c.name, err.message)));
+				scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w.c.id);
+			}
+			last_mark = now;
+			continue;
+		}
+		if (!w.full && w.npaths == 0)
+			timeout = IDLE_MARK_MS;
+		rc = WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							   w.fd, timeout, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (rc & WL_SOCKET_READABLE)
+		{
+			int			before = w.npaths;
+			bool		was_full = w.full;
+
+			while (read_events(&w))
+				;
+			if (w.npaths != before || w.full != was_full)
+				last_event = GetCurrentTimestamp();
+		}
+	}
+}

@@ -1,0 +1,102 @@
+# The watcher (collection option "watch", scipis preloaded): each kind of
+# change to the tree (create, append, overwrite, truncate, rename, delete,
+# mkdir with files, a directory renamed, rmdir) becomes searchable by
+# itself, scipis_wait_fresh returns once it is, and the answers equal a
+# collection built afresh over the tree; with every batch of events taken
+# as a queue overflow (scipis.watch_test_overflow) the watcher walks the
+# whole tree and still misses nothing. The watcher leaves when the
+# collection is dropped.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use File::Path qw(make_path remove_tree);
+use File::Copy qw(move);
+use Time::HiRes qw(time usleep);
+
+my $tree = PostgreSQL::Test::Utils::tempdir();
+make_path("$tree/a/b", "$tree/c");
+sub put {
+	my ($path, $text, $mode) = @_;
+	open(my $fh, $mode // '>', "$tree/$path") or die "$path: $!";
+	print $fh $text;
+	close $fh;
+}
+put("a/one.log", "alpha beta\n");
+put("a/b/two.log", "beta gamma\n");
+put("c/three.txt", "gamma delta\n");
+
+my $node = PostgreSQL::Test::Cluster->new('watch');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'scipis'\n"
+	  . "scipis.scheduler_naptime = '200ms'\nmax_worker_processes = 16\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION scipis');
+$node->safe_psql('postgres', "SELECT scipis_create_collection('w', '$tree', '{\"watch\": true}')");
+ok($node->poll_query_until('postgres', "SELECT fresh_as_of IS NOT NULL FROM scipis_collections WHERE name = 'w'"),
+	'the watcher indexed the tree');
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'scipis watcher'"),
+	'one watcher runs');
+
+# The answers of the watched collection and of one built afresh now.
+my $n = 0;
+sub same_as_fresh {
+	my ($what) = @_;
+	my $t0 = time();
+	is($node->safe_psql('postgres', "SELECT scipis_wait_fresh('w', now(), '60 s')"), 't',
+		"$what: scipis_wait_fresh returned true");
+	my $waited = time() - $t0;
+	$n++;
+	$node->safe_psql('postgres', "SELECT scipis_create_collection('f$n', '$tree')");
+	$node->safe_psql('postgres', "SELECT files FROM scipis_index('f$n')");
+	my $q = "SELECT coalesce(string_agg(replace(path, '$tree', '') || ' ' || round(score::numeric, 9), ',' ORDER BY path), '')"
+	  . " FROM scipis_search('alpha beta gamma delta epsilon zeta omega', '%s', k => NULL)";
+	my $files = "SELECT coalesce(string_agg(replace(path, '$tree', '') || ' ' || size, ',' ORDER BY path), '')"
+	  . " FROM scipis_files WHERE collection = '%s'";
+	is($node->safe_psql('postgres', sprintf($q, 'w')), $node->safe_psql('postgres', sprintf($q, "f$n")),
+		"$what: searches answer as a fresh build");
+	is($node->safe_psql('postgres', sprintf($files, 'w')), $node->safe_psql('postgres', sprintf($files, "f$n")),
+		"$what: the file list is the tree's");
+	$node->safe_psql('postgres', "SELECT scipis_drop_collection('f$n')");
+	note(sprintf("%s: fresh after %.3f s", $what, $waited));
+}
+
+same_as_fresh('start');
+put("a/new.log", "epsilon new\n");
+same_as_fresh('create');
+put("a/one.log", "zeta appended\n", '>>');
+same_as_fresh('append');
+put("c/three.txt", "omega omega\n");
+same_as_fresh('overwrite');
+truncate("$tree/a/one.log", 6) or die;
+same_as_fresh('truncate');
+move("$tree/a/new.log", "$tree/c/moved.log") or die;
+same_as_fresh('rename');
+unlink("$tree/a/b/two.log") or die;
+same_as_fresh('delete');
+make_path("$tree/d/e");
+put("d/e/deep.log", "delta deep\n");
+same_as_fresh('mkdir');
+move("$tree/d", "$tree/a/d2") or die;
+same_as_fresh('rename a directory');
+put("a/d2/e/later.log", "omega later\n");
+same_as_fresh('a file in the renamed directory');
+remove_tree("$tree/c");
+same_as_fresh('rmdir');
+
+# Every batch taken as an overflow: the whole tree is walked.
+$node->append_conf('postgresql.conf', "scipis.watch_test_overflow = on\n");
+$node->reload;
+usleep(300_000);
+put("a/after-overflow.log", "epsilon overflow\n");
+unlink("$tree/a/d2/e/deep.log") or die;
+same_as_fresh('queue overflow');
+
+$node->safe_psql('postgres', "SELECT scipis_drop_collection('w')");
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'scipis watcher'"),
+	'the watcher left with its collection');
+$node->stop;
+done_testing();
