@@ -149,6 +149,30 @@ run_waited(dsm_segment *seg, scipis_build_stats *stats, scipis_block_info *info,
 	return job;
 }
 
+/*
+ * The collection a job function names (argument 0), the caller's right to
+ * do what (checked), the row type of its result, and its options (bad ones
+ * fail here, not later in the worker).
+ */
+static ScipisCollection *
+job_collection(FunctionCallInfo fcinfo, const char *what, TupleDesc *desc, scipis_options *opts)
+{
+	ScipisCollection *c;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("collection name must not be null")));
+	c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	scipis_require_read_server_files(what);
+	scipis_require_read(c);
+	if (get_call_result_type(fcinfo, NULL, desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "scipis job functions return a row");
+	*desc = BlessTupleDesc(*desc);
+	scipis_options_from_jsonb(c->options, opts);
+	return c;
+}
+
 Datum
 scipis_index_collection(PG_FUNCTION_ARGS)
 {
@@ -161,18 +185,7 @@ scipis_index_collection(PG_FUNCTION_ARGS)
 	double		mib;
 	bool		wait = PG_ARGISNULL(1) ? true : PG_GETARG_BOOL(1);
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("collection name must not be null")));
-	c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
-	scipis_require_read_server_files("index a scipis collection");
-	scipis_require_read(c);
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "scipis_index must return a row");
-	desc = BlessTupleDesc(desc);
-	/* Bad options fail here, not later in the worker. */
-	scipis_options_from_jsonb(c->options, &opts);
+	c = job_collection(fcinfo, "index a scipis collection", &desc, &opts);
 
 	if (!wait)
 	{
@@ -427,17 +440,7 @@ scipis_refresh_collection(PG_FUNCTION_ARGS)
 	char	   *paths = PG_ARGISNULL(1) ? NULL : paths_json(PG_GETARG_ARRAYTYPE_P(1));
 	bool		wait = PG_ARGISNULL(2) ? true : PG_GETARG_BOOL(2);
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("collection name must not be null")));
-	c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
-	scipis_require_read_server_files("refresh a scipis collection");
-	scipis_require_read(c);
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "scipis_refresh must return a row");
-	desc = BlessTupleDesc(desc);
-	scipis_options_from_jsonb(c->options, &opts);
+	c = job_collection(fcinfo, "refresh a scipis collection", &desc, &opts);
 	if (!wait)
 	{
 		for (int i = 0; i < 8; i++)

@@ -68,6 +68,18 @@ std::string checked_root(const char* root) {
   return r;
 }
 
+void configure(scipis_build& b, const std::string& root, const scipis_options& opts, int flags) {
+  b.cfg.root = root;
+  b.cfg.opts = opts;
+  resolve_threads(b.cfg.opts);
+  for (int i = 0; i < opts.n_include; i++) b.cfg.rules.include.emplace_back(opts.include[i]);
+  for (int i = 0; i < opts.n_exclude; i++) b.cfg.rules.exclude.emplace_back(opts.exclude[i]);
+  b.cfg.opts.include = nullptr;
+  b.cfg.opts.exclude = nullptr;
+  b.cfg.rules.follow_symlinks = opts.follow_symlinks != 0;
+  b.cfg.count_found_bytes = (flags & SCIPIS_BUILD_COUNT_BYTES) != 0;
+}
+
 void resolve_threads(scipis_options& o) {
   int cpus = static_cast<int>(std::thread::hardware_concurrency());
   if (cpus < 1) cpus = 1;
@@ -213,15 +225,7 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
     } catch (const Error&) {
       // A damaged manifest is replaced by this build.
     }
-    b->cfg.root = r;
-    b->cfg.opts = *opts;
-    resolve_threads(b->cfg.opts);
-    for (int i = 0; i < opts->n_include; i++) b->cfg.rules.include.emplace_back(opts->include[i]);
-    for (int i = 0; i < opts->n_exclude; i++) b->cfg.rules.exclude.emplace_back(opts->exclude[i]);
-    b->cfg.opts.include = nullptr;
-    b->cfg.opts.exclude = nullptr;
-    b->cfg.rules.follow_symlinks = opts->follow_symlinks != 0;
-    b->cfg.count_found_bytes = (flags & SCIPIS_BUILD_COUNT_BYTES) != 0;
+    configure(*b, r, *opts, flags);
     b->cfg.marks = (flags & SCIPIS_BUILD_RESUME) != 0;
     b->cfg.stop_after_marks = static_cast<uint32_t>(flags >> 8) & 0xffff;
     const Manifest* cur = current ? &*current : nullptr;

@@ -57,6 +57,9 @@ std::vector<std::string> list_garbage(const std::string& dir, const scipis::Mani
 std::string checked_root(const char* root);
 // Thread counts left at 0 chosen from the machine.
 void resolve_threads(scipis_options& o);
+// The pipeline's root, options (threads resolved), crawl rules and byte
+// counting from the door's arguments.
+void configure(scipis_build& b, const std::string& root, const scipis_options& opts, int flags);
 
 // Records the start and runs coordinate() on a thread with every signal
 // blocked.

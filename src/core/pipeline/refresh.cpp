@@ -247,17 +247,9 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     }
     auto b = std::make_unique<scipis_build>();
     b->dir = d;
-    b->cfg.root = r;
-    b->cfg.opts = *opts;
-    resolve_threads(b->cfg.opts);
+    configure(*b, r, *opts, flags);
     // New segments continue the indexers' own.
     b->cfg.opts.indexer_threads = static_cast<int>(current->indexers);
-    for (int i = 0; i < opts->n_include; i++) b->cfg.rules.include.emplace_back(opts->include[i]);
-    for (int i = 0; i < opts->n_exclude; i++) b->cfg.rules.exclude.emplace_back(opts->exclude[i]);
-    b->cfg.opts.include = nullptr;
-    b->cfg.opts.exclude = nullptr;
-    b->cfg.rules.follow_symlinks = opts->follow_symlinks != 0;
-    b->cfg.count_found_bytes = (flags & SCIPIS_BUILD_COUNT_BYTES) != 0;
     b->garbage = list_garbage(d, &*current, "");
     b->next.generation = next_generation(d, &*current);
     b->next.split_factor = current->split_factor;

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Freshness (issue 15): what a refresh costs, and the watcher under churn.
+Run by bench/refresh/run.sh (which starts the cluster); see its header.
+
+costs   per corpus (the 1 GiB log corpus, a source tree): scipis_index's
+        time; then, 0.2 s later (past the racy window), five refreshes of
+        the unchanged tree (median).
+append  1 KiB appended to a 20 MiB log file in a tree of the corpus's
+        copy: scipis_refresh(name, ARRAY[that file]), its bytes_read and
+        time, against scipis_index of a collection holding that file alone.
+churn   a collection with "watch": true over the copy; per rate, for
+        --seconds: a churn writer (60% a log line appended to a random
+        file, 20% a new 2 KiB file, 20% one of its new files deleted), a
+        probe that every 0.25 s writes a new file holding a unique token
+        and polls scipis_search for it every 10 ms (staleness: write to
+        found), scipis_search('error failed', k => 10) timed every 0.2 s,
+        segments sampled every second; then scipis_wait_fresh and every
+        answer compared with a collection built afresh over the tree.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import threading
+import time
+
+
+class Session:
+    """One psql process, kept open: a query costs a round trip, not a fork."""
+
+    def __init__(self):
+        cmd = os.environ["SCIPIS_REFRESH_PSQL"].split()
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.n = 0
+
+    def q(self, sql):
+        self.n += 1
+        mark = f"__end{self.n}__"
+        self.p.stdin.write(sql.rstrip().rstrip(";") + ";\n\\echo " + mark + "\n")
+        self.p.stdin.flush()
+        out = []
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise SystemExit("psql exited")
+            line = line.rstrip("\n")
+            if line == mark:
+                break
+            out.append(line)
+        text = "\n".join(out)
+        if "ERROR" in text:
+            raise SystemExit(f"{sql}: {text}")
+        return text
+
+    def timed(self, sql):
+        t0 = time.monotonic()
+        out = self.q(sql)
+        return time.monotonic() - t0, out
+
+
+def median(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def pct(v, p):
+    if not v:
+        return float("nan")
+    s = sorted(v)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def refresh_row(s, name, paths=None):
+    arg = "NULL" if paths is None else "ARRAY[" + ",".join("'" + p + "'" for p in paths) + "]"
+    dt, out = s.timed(f"SELECT row_to_json(r) FROM scipis_refresh('{name}', {arg}) r")
+    return dt, json.loads(out)
+
+
+def costs(s, name, root):
+    s.q(f"SELECT scipis_create_collection('{name}', '{root}')")
+    build_s, out = s.timed(f"SELECT row_to_json(i) FROM scipis_index('{name}') i")
+    build = json.loads(out)
+    time.sleep(0.2)
+    unchanged = [refresh_row(s, name) for _ in range(5)]
+    s.q(f"SELECT scipis_drop_collection('{name}')")
+    return {"name": name, "root": root, "files": build["files"], "bytes": build["bytes"],
+            "build_s": build_s, "unchanged_s": [u[0] for u in unchanged],
+            "unchanged_rows": [u[1] for u in unchanged]}
+
+
+def append_cost(s, churn, scratch):
+    big = f"{churn}/append-target.log"
+    src = max((os.path.join(d, f) for d, _, fs in os.walk(churn) for f in fs),
+              key=os.path.getsize)
+    with open(src, "rb") as f:
+        data = f.read(20 << 20)
+    while len(data) < (20 << 20):
+        data += data[: (20 << 20) - len(data)]
+    with open(big, "wb") as f:
+        f.write(data)
+    os.makedirs(scratch, exist_ok=True)
+    with open(f"{scratch}/alone.log", "wb") as f:
+        f.write(data)
+    s.q(f"SELECT scipis_create_collection('alone', '{scratch}')")
+    time.sleep(0.2)
+    alone_s, out = s.timed("SELECT row_to_json(i) FROM scipis_index('alone') i")
+    s.q("SELECT scipis_create_collection('appendee', '" + churn + "')")
+    s.q("SELECT files FROM scipis_index('appendee')")
+    time.sleep(0.2)
+    line = data[:1024].split(b"\n", 1)[0] + b"\n"
+    with open(big, "ab") as f:
+        f.write((line * (1024 // len(line) + 1))[:1024])
+    time.sleep(0.2)
+    dt, row = refresh_row(s, "appendee", [big])
+    s.q("SELECT scipis_drop_collection('appendee')")
+    s.q("SELECT scipis_drop_collection('alone')")
+    return {"file_bytes": len(data) + 1024, "appended": 1024, "refresh_s": dt, "refresh": row,
+            "reindex_alone_s": alone_s, "reindex_alone": json.loads(out)}
+
+
+def churn_run(churn, rate, seconds, results):
+    files = [os.path.join(d, f) for d, _, fs in os.walk(churn) for f in fs
+             if "/probes" not in d and "/new" not in d]
+    lines = []
+    with open(files[0], "rb") as f:
+        lines = f.read(1 << 16).split(b"\n")[:-1][:200] or [b"a log line"]
+    os.makedirs(f"{churn}/new", exist_ok=True)
+    os.makedirs(f"{churn}/probes", exist_ok=True)
+    stop = threading.Event()
+    rng = random.Random(rate)
+    created = []
+    ops = {"append": 0, "create": 0, "delete": 0}
+
+    def writer():
+        t_next = time.monotonic()
+        k = 0
+        while not stop.is_set():
+            r = rng.random()
+            if r < 0.6:
+                with open(rng.choice(files), "ab") as f:
+                    f.write(rng.choice(lines) + b"\n")
+                ops["append"] += 1
+            elif r < 0.8 or not created:
+                k += 1
+                p = f"{churn}/new/r{rate}-{k}.log"
+                with open(p, "wb") as f:
+                    f.write(b"\n".join(rng.choice(lines) for _ in range(16))[:2048] + b"\n")
+                created.append(p)
+                ops["create"] += 1
+            else:
+                os.unlink(created.pop(rng.randrange(len(created))))
+                ops["delete"] += 1
+            t_next += 1.0 / rate
+            d = t_next - time.monotonic()
+            if d > 0:
+                time.sleep(d)
+
+    stale, qlat, segs = [], [], []
+
+    def prober():
+        s = Session()
+        i = 0
+        while not stop.is_set():
+            i += 1
+            tok = f"probe{rate}x{i}z"
+            with open(f"{churn}/probes/{tok}.log", "w") as f:
+                f.write(tok + "\n")
+            t0 = time.monotonic()
+            while True:
+                if s.q(f"SELECT count(*) FROM scipis_search('{tok}', 'watched')") != "0":
+                    stale.append(time.monotonic() - t0)
+                    break
+                if time.monotonic() - t0 > 60:
+                    stale.append(float("inf"))
+                    break
+                time.sleep(0.01)
+            time.sleep(max(0.0, 0.25 - (time.monotonic() - t0)))
+
+    def querier():
+        s = Session()
+        while not stop.is_set():
+            dt, _ = s.timed("SELECT count(*) FROM scipis_search('error failed', 'watched', k => 10)")
+            qlat.append(dt)
+            time.sleep(0.2)
+
+    def sampler():
+        s = Session()
+        t0 = time.monotonic()
+        while not stop.is_set():
+            segs.append((round(time.monotonic() - t0, 1),
+                         s.q("SELECT segments || ' ' || deleted_docs FROM scipis_collections WHERE name = 'watched'")))
+            time.sleep(1)
+
+    threads = [threading.Thread(target=f) for f in (writer, prober, querier, sampler)]
+    t_start = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t_start
+    s = Session()
+    t0 = time.monotonic()
+    s.q("SELECT scipis_wait_fresh('watched', now(), '600 s')")
+    settle = time.monotonic() - t0
+    # Exact throughout: the watched collection answers as one built afresh.
+    s.q(f"SELECT scipis_create_collection('check{rate}', '{churn}')")
+    s.q(f"SELECT files FROM scipis_index('check{rate}')")
+    differing = {}
+    for q in ("error", "failed connection", "probe", "info user session"):
+        sql = ("SELECT count(*) FROM ((SELECT path, score FROM scipis_search('{q}', 'watched', k => NULL, ranking => 'bm25')"
+               " EXCEPT SELECT path, score FROM scipis_search('{q}', 'check{r}', k => NULL, ranking => 'bm25'))"
+               " UNION ALL (SELECT path, score FROM scipis_search('{q}', 'check{r}', k => NULL, ranking => 'bm25')"
+               " EXCEPT SELECT path, score FROM scipis_search('{q}', 'watched', k => NULL, ranking => 'bm25'))) d")
+        differing[q] = int(s.q(sql.format(q=q, r=rate)))
+    files_now = s.q(f"SELECT files || ' ' || segments || ' ' || deleted_docs FROM scipis_collections WHERE name = 'watched'")
+    s.q(f"SELECT scipis_drop_collection('check{rate}')")
+    return {"rate": rate, "seconds": elapsed, "ops": ops, "ops_per_s": sum(ops.values()) / elapsed,
+            "staleness_s": stale, "query_s": qlat, "segments": segs, "settle_s": settle,
+            "differing": differing, "files_segments_deleted": files_now}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--churn", required=True)
+    ap.add_argument("--tree")
+    ap.add_argument("--rates", default="10,100,1000")
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--commit", default="")
+    a = ap.parse_args()
+    s = Session()
+    s.q("CREATE EXTENSION IF NOT EXISTS scipis")
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
+    out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "machine": f"{cpu}, {os.cpu_count()} cores, {platform.release()}", "commit": a.commit,
+           "costs": [], "append": None, "churn": []}
+    out["costs"].append(costs(s, "logs", a.corpus))
+    if a.tree and os.path.isdir(a.tree):
+        out["costs"].append(costs(s, "tree", a.tree))
+    out["append"] = append_cost(s, a.churn, os.path.join(a.results, "alone"))
+    s.q(f"SELECT scipis_create_collection('watched', '{a.churn}', '{{\"watch\": true}}')")
+    t0 = time.monotonic()
+    s.q("SELECT scipis_wait_fresh('watched', now(), '900 s')")
+    out["watch_start_s"] = time.monotonic() - t0
+    for r in (int(x) for x in a.rates.split(",")):
+        out["churn"].append(churn_run(a.churn, r, a.seconds, a.results))
+    with open(os.path.join(a.results, "raw.json"), "w") as f:
+        json.dump(out, f, indent=1, default=str)
+    write_report(out, os.path.join(a.results, "refresh.md"))
+
+
+def write_report(o, path):
+    L = [f"# Refresh and the watcher ({o['date']})", "",
+         f"Machine: {o['machine']}. Commit {o['commit']}. One run; times are the client's wall time.", "",
+         "## What a refresh costs against a full build", "",
+         "| corpus | files | MiB | scipis_index s | unchanged refresh s (median of 5) | ratio |",
+         "| --- | --- | --- | --- | --- | --- |"]
+    for c in o["costs"]:
+        u = median(c["unchanged_s"])
+        L.append(f"| {c['name']} | {c['files']:,} | {c['bytes'] / 2**20:.0f} | {c['build_s']:.2f} | "
+                 f"{u:.3f} | {u / c['build_s']:.3f} |")
+    a = o["append"]
+    L += ["", "## 1 KiB appended to a 20 MiB file", "",
+          f"scipis_refresh(name, ARRAY[file]): {a['refresh_s']:.3f} s, read {a['refresh']['bytes_read']:,} bytes "
+          f"(files changed {a['refresh']['files_changed']}); scipis_index of that file alone: "
+          f"{a['reindex_alone_s']:.3f} s. Ratio {a['refresh_s'] / a['reindex_alone_s']:.2f} "
+          f"(bytes {a['refresh']['bytes_read'] / a['file_bytes']:.3f}).", "",
+          "## The watcher under churn", "",
+          f"First whole-tree refresh of the watched copy: {o['watch_start_s']:.2f} s.", "",
+          "| target ops/s | done ops/s | probes | staleness p50 s | p99 s | max s | query p50 ms | p99 ms | segments (start, end) | deleted docs at end | catch-up s | answers differing from a fresh build |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for c in o["churn"]:
+        st = c["staleness_s"]
+        seg = c["segments"]
+        L.append(f"| {c['rate']} | {c['ops_per_s']:.0f} | {len(st)} | {pct(st, 50):.3f} | {pct(st, 99):.3f} | "
+                 f"{max(st) if st else float('nan'):.3f} | {pct(c['query_s'], 50) * 1e3:.1f} | "
+                 f"{pct(c['query_s'], 99) * 1e3:.1f} | {seg[0][1].split()[0] if seg else '?'}, "
+                 f"{c['files_segments_deleted'].split()[1]} | {c['files_segments_deleted'].split()[2]} | "
+                 f"{c['settle_s']:.2f} | {sum(c['differing'].values())} |")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+if __name__ == "__main__":
+    main()
