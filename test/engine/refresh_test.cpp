@@ -324,3 +324,39 @@ TEST(Refresh, NeverIndexedOrOtherTokenizerBuildsAfresh) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+TEST(Refresh, DamagedTombstonesAreRefused) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 6; i++) testutil::write(root + "/f" + std::to_string(i), "w1 w2");
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  usleep(150 * 1000);  // not racy: the refresh reads none of them again
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(::unlink((root + "/f2").c_str()), 0);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(st.deleted_docs, 1u);
+  std::string gen;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string()[0] == 'g') gen = e.path().string();
+  const std::string del = gen + "/deleted", orig = testutil::read(del);
+  ASSERT_EQ(orig.size(), 32u + 12u);
+  // A flipped byte, a truncation and the file gone: each refused as
+  // damage, never a crash.
+  std::vector<std::string> bad = {orig, orig.substr(0, 40), ""};
+  bad[0][36] ^= 1;
+  for (size_t i = 0; i < bad.size(); i++) {
+    if (i == 2)
+      ASSERT_EQ(::unlink(del.c_str()), 0);
+    else
+      testutil::write(del, bad[i]);
+    scipis_index* ix = scipis_index_open(dir.c_str(), &err);
+    EXPECT_EQ(ix, nullptr) << i;
+    if (ix) scipis_index_close(ix);
+    EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << i << ": " << err.message;
+  }
+  testutil::write(del, orig);
+  EXPECT_EQ(testutil::search(dir, "w1").size(), 5u);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
