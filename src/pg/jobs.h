@@ -114,6 +114,8 @@ bool		scipis_watched(Jsonb *options);
 bool		scipis_watcher_running(int64 collection_id);
 /* Starts a watcher for each watched collection of this database that has none. */
 void		scipis_start_watchers(void);
+/* The new collection's watcher starts when the transaction commits. */
+void		scipis_start_watcher_at_commit(int64 collection_id);
 PGDLLEXPORT void scipis_watcher_main(Datum arg);
 
 /* launcher.c */

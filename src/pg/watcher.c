@@ -91,6 +91,18 @@ scipis_watcher_running(int64 collection_id)
 	return false;
 }
 
+static bool
+start_watcher(int64 id)
+{
+	BackgroundWorker w;
+	BackgroundWorkerHandle *handle;
+
+	scipis_worker_fill(&w, "scipis_watcher_main", "scipis watcher");
+	w.bgw_main_arg = Int64GetDatum(id);
+	memcpy(w.bgw_extra, &MyDatabaseId, sizeof(Oid));
+	return RegisterDynamicBackgroundWorker(&w, &handle);
+}
+
 void
 scipis_start_watchers(void)
 {
@@ -99,19 +111,40 @@ scipis_start_watchers(void)
 	foreach(lc, scipis_collection_all())
 	{
 		ScipisCollection *c = lfirst(lc);
-		BackgroundWorker w;
-		BackgroundWorkerHandle *handle;
 
-		if (!scipis_watched(c->options) || scipis_watcher_running(c->id))
-			continue;
-		scipis_worker_fill(&w, "scipis_watcher_main", "scipis watcher");
-		w.bgw_main_arg = Int64GetDatum(c->id);
-		memcpy(w.bgw_extra, &MyDatabaseId, sizeof(Oid));
-		if (!RegisterDynamicBackgroundWorker(&w, &handle))
+		if (scipis_watched(c->options) && !scipis_watcher_running(c->id) && !start_watcher(c->id))
 			ereport(LOG,
 					(errmsg("scipis: could not start the watcher of collection \"%s\"", c->name),
 					 errhint("Raise max_worker_processes.")));
 	}
+}
+
+static int64 watch_at_commit = 0;
+
+static void
+start_watcher_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT && watch_at_commit != 0)
+	{
+		/* If this fails, the scheduler starts it on its next pass. */
+		(void) start_watcher(watch_at_commit);
+		watch_at_commit = 0;
+	}
+	else if (event == XACT_EVENT_ABORT)
+		watch_at_commit = 0;
+}
+
+void
+scipis_start_watcher_at_commit(int64 collection_id)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		RegisterXactCallback(start_watcher_callback, NULL);
+		registered = true;
+	}
+	watch_at_commit = collection_id;
 }
 
 static int64
