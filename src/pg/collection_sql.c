@@ -99,7 +99,14 @@ scipis_create_collection(PG_FUNCTION_ARGS)
 				(errmsg("refresh_interval is kept, but scheduled jobs run only when scipis is preloaded"),
 				 errhint("Add scipis to shared_preload_libraries and restart the server.")));
 	if (scipis_preloaded && scipis_watched(options))
-		scipis_start_watcher_at_commit(scipis_collection_get(name, false)->id);
+	{
+		ListCell   *lc;
+
+		/* The row just inserted: SPI's new snapshot sees it. */
+		foreach(lc, scipis_collection_all())
+			if (strcmp(((ScipisCollection *) lfirst(lc))->name, name) == 0)
+				scipis_start_watcher_at_commit(((ScipisCollection *) lfirst(lc))->id);
+	}
 	if (!scipis_preloaded && scipis_watched(options))
 		ereport(NOTICE,
 				(errmsg("watch is kept, but the watcher runs only when scipis is preloaded"),

@@ -185,7 +185,7 @@ std::string mutate(std::mt19937& rng, const std::string& root, int& next_name) {
 }  // namespace
 
 TEST(Refresh, RandomChangesMatchTheOracleAfterEveryRefresh) {
-  for (unsigned seed : {1u, 2u, 3u}) {
+  for (unsigned seed : {1u, 2u}) {
     std::mt19937 rng(seed);
     const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
     int next_name = 0;
@@ -196,7 +196,7 @@ TEST(Refresh, RandomChangesMatchTheOracleAfterEveryRefresh) {
     ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
     check(dir, root, "built");
     std::string log;
-    for (int step = 0; step < 40; step++) {
+    for (int step = 0; step < 30; step++) {
       // Refreshed after each change, or after a batch of them.
       const int changes = step % 4 == 3 ? 1 + static_cast<int>(rng() % 6) : 1;
       for (int c = 0; c < changes; c++) log += mutate(rng, root, next_name) + "\n";
