@@ -57,4 +57,4 @@ export SCIPIS_REFRESH_PSQL="$BIN/psql -X -qAt -h $SOCK -p $PORT -U postgres -d p
 mkdir -p "$DATA/out" && chown postgres: "$DATA/out"
 runuser -u postgres -- python3 "$HERE/refresh_bench.py" --commit "$(git -C "$REPO" rev-parse --short HEAD)" --corpus "$CORPUS" --churn "$DATA/churn" \
 	--tree "$TREE" --rates "$RATES" --seconds "$SECONDS_PER" --results "$DATA/out"
-mkdir -p "$RESULTS" && cp "$DATA/out/"* "$RESULTS/"
+mkdir -p "$RESULTS" && cp "$DATA/out/raw.json" "$DATA/out/refresh.md" "$RESULTS/"
