@@ -119,8 +119,12 @@ scipis_options tiny_options() {
   return o;
 }
 
-// A random change to the tree; returns what it did.
-std::string mutate(std::mt19937& rng, const std::string& root, int& next_name) {
+// A random change to the tree; returns what it did, and adds the paths it
+// touched to touched (as a watcher's events would name them).
+std::string mutate(std::mt19937& rng, const std::string& root, int& next_name,
+                   std::vector<std::string>* touched = nullptr) {
+  std::vector<std::string> ignored;
+  std::vector<std::string>& t = touched ? *touched : ignored;
   std::vector<std::string> files, dirs{root};
   for (const auto& e : fs::recursive_directory_iterator(root)) {
     if (e.is_directory()) dirs.push_back(e.path().string());
@@ -136,9 +140,11 @@ std::string mutate(std::mt19937& rng, const std::string& root, int& next_name) {
   if (files.empty() || op == 0) {
     const std::string p = fresh_name(pick(dirs));
     testutil::write(p, words(rng, static_cast<int>(rng() % 300)));
+    t.push_back(p);
     return "create " + p;
   }
   const std::string f = pick(files);
+  t.push_back(f);
   switch (op) {
     case 1: {  // append, the old end inside a token half the time
       std::string add = rng() % 2 ? "tail" + words(rng, 5) : words(rng, static_cast<int>(rng() % 50));
@@ -162,6 +168,7 @@ std::string mutate(std::mt19937& rng, const std::string& root, int& next_name) {
     case 5: {
       const std::string to = fresh_name(pick(dirs));
       fs::rename(f, to);
+      t.push_back(to);
       return "rename " + f + " " + to;
     }
     case 6:
@@ -171,12 +178,14 @@ std::string mutate(std::mt19937& rng, const std::string& root, int& next_name) {
       const std::string d = pick(dirs) + "/d" + std::to_string(next_name++);
       fs::create_directory(d);
       testutil::write(d + "/x.txt", words(rng, 20));
+      t.push_back(d);
       return "mkdir " + d;
     }
     default: {
       if (dirs.size() < 2) return "nothing";
       const std::string d = dirs[1 + rng() % (dirs.size() - 1)];
       fs::remove_all(d);
+      t.push_back(d);
       return "rmdir " + d;
     }
   }
@@ -197,10 +206,14 @@ TEST(Refresh, RandomChangesMatchTheOracleAfterEveryRefresh) {
     check(dir, root, "built");
     std::string log;
     for (int step = 0; step < 30; step++) {
-      // Refreshed after each change, or after a batch of them.
+      // Refreshed after each change, or after a batch of them; every
+      // other time only the paths the changes touched, as a watcher does.
       const int changes = step % 4 == 3 ? 1 + static_cast<int>(rng() % 6) : 1;
-      for (int c = 0; c < changes; c++) log += mutate(rng, root, next_name) + "\n";
-      ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+      std::vector<std::string> touched;
+      for (int c = 0; c < changes; c++) log += mutate(rng, root, next_name, &touched) + "\n";
+      if (step % 2 == 0) touched.clear();
+      log += touched.empty() ? "refresh\n" : "refresh of the touched paths\n";
+      ASSERT_EQ(refresh(dir, root, o, touched, &st, &err), 0) << err.message;
       check(dir, root, "seed " + std::to_string(seed) + " step " + std::to_string(step) + "\n" + log);
       if (HasFailure()) return;
     }

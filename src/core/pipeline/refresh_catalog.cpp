@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "index/file_block_stats.h"
 #include "index/segment_format.h"
 #include "pipeline/refresh.h"
 #include "query/collection.h"
@@ -20,11 +21,34 @@ void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
   std::string paths;
+  // A scope path p holds paths in [p, p + "0"): '0' follows '/'.
+  std::vector<std::string> upper;
+  for (const auto& p : scope) upper.push_back(p == "/" ? std::string() : p + "0");
+  struct Range {
+    std::string_view from, to;
+  };
+  std::vector<Range> ranges;
   for (SegmentState& s : c.segments()) {
     if (s.ref.docs == 0) continue;
     if (stop.load()) fail(SCIPIS_E_CANCELED, "refresh was cancelled");
     const FileBlocks& fb = c.files(s);
+    // The scope as ranges of what follows the segment's common prefix:
+    // blocks whose path fences meet none are not decoded.
+    ranges.clear();
+    for (size_t i = 0; i < scope.size(); i++) {
+      Range r;
+      if (range_after_prefix(fb.common_prefix(), scope[i], upper[i], !upper[i].empty(), r.from, r.to))
+        ranges.push_back(r);
+    }
+    if (!scope.empty() && ranges.empty()) continue;
     for (size_t b = 0; b < fb.blocks(); b++) {
+      if (!scope.empty()) {
+        const FileBlockStats st = fb.stats(b);
+        bool meets = false;
+        for (size_t i = 0; i < ranges.size() && !meets; i++)
+          meets = st.paths_may_meet(ranges[i].from, ranges[i].to);
+        if (!meets) continue;
+      }
       paths.clear();
       fb.decode(b, docs, paths, ends);
       for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
