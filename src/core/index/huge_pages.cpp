@@ -59,7 +59,8 @@ thread_local bool keep_spares = false;
 
 void keep_freed_huge_pages() { keep_spares = true; }
 
-void* huge_alloc(size_t bytes) {
+void* huge_alloc(size_t bytes, bool* zeroed) {
+  if (zeroed) *zeroed = false;
   if (bytes < kHugePage) {
     void* p = ::operator new(bytes);
     mem::charge(bytes);
@@ -67,6 +68,7 @@ void* huge_alloc(size_t bytes) {
   }
   const size_t size = mapped_size(bytes);
   if (void* p = spare.take(size)) return p;  // still charged
+  if (zeroed) *zeroed = true;  // a fresh anonymous mapping
   // Over-map by one huge page so that the region can start on a boundary.
   void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -12,7 +12,9 @@ constexpr size_t kHugePage = size_t{2} << 20;
 
 // Regions of at least kHugePage bytes are mapped on their own and advised
 // as huge pages; smaller ones come from operator new.
-void* huge_alloc(size_t bytes);
+// zeroed, when given, says whether the memory is known to hold zeros (a
+// fresh mapping, whose pages the kernel zeroes only when first touched).
+void* huge_alloc(size_t bytes, bool* zeroed = nullptr);
 void huge_free(void* p, size_t bytes);
 // Lets the calling thread keep a few regions it frees for its next
 // allocations of the same size (pipeline threads, which end with the

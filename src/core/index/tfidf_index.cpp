@@ -99,7 +99,7 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
   front_mask_ = front - 1;
   // Headroom past the budget for the adds between two full() checks.
   region_bytes_ = region_bytes_for(budget_, depth_);
-  region_ = static_cast<char*>(huge_alloc(region_bytes_));
+  region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_));
   layout(kArenaPerTermGuess);
 }
 
@@ -115,7 +115,10 @@ void TfIdfIndex::layout(double arena_per_term) {
   limit_ = static_cast<size_t>(static_cast<double>(cap_) * kMaxLoad);
   slots_ = reinterpret_cast<TermSlot*>(region_);
   const size_t table_bytes = (cap_ * sizeof(TermSlot) + 63) & ~size_t{63};
-  std::memset(region_, 0, table_bytes);
+  // A fresh mapping is zero already: an indexer that gets no file (a
+  // refresh of a tree that did not change) touches none of its table.
+  if (!zeroed_) std::memset(region_, 0, table_bytes);
+  zeroed_ = false;
   arena_ = region_ + table_bytes;
   const size_t soft = static_cast<size_t>(0.9 * static_cast<double>(budget_));
   arena_cap_ = soft > table_bytes + front_.size() * sizeof(uint64_t)

@@ -229,6 +229,7 @@ class TfIdfIndex {
   // The region: the table, then the arena up to region_bytes_.
   char* region_ = nullptr;
   size_t region_bytes_ = 0;
+  bool zeroed_ = false;  // region_ holds only zeros (not yet laid out)
   TermSlot* slots_ = nullptr;
   size_t cap_ = 0;    // table slots
   size_t limit_ = 0;  // terms the table takes before it counts as full
