@@ -42,6 +42,7 @@ bool		scipis_watch_test_overflow = false;
 #define RESCAN_MS 10000			/* whole-tree refreshes while watches are missing */
 #define CHECK_MS 1000			/* the collection's row looked at again */
 #define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */
+#define RETRY_MS 5000			/* after a refresh that failed */
 #define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
@@ -296,13 +297,19 @@ read_events(Watcher *w)
 	return true;
 }
 
-/* The collection's row, or false once it is dropped or no longer watched. */
+/*
+ * The collection's row, or false once it is dropped or no longer watched.
+ * Once dropped, what a refresh of the watcher may have written into its
+ * directory after the drop removed it goes too.
+ */
 static bool
 reload(Watcher *w, int64 id)
 {
 	ListCell   *lc;
 	bool		found = false;
+	bool		exists = false;
 	MemoryContext old;
+	char	   *prev_dir = w->dir ? MemoryContextStrdup(TopMemoryContext, w->dir) : NULL;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -314,6 +321,7 @@ reload(Watcher *w, int64 id)
 	{
 		ScipisCollection *c = lfirst(lc);
 
+		exists |= c->id == id;
 		if (c->id != id || !scipis_watched(c->options))
 			continue;
 		if (!has_privs_of_role(c->owner, ROLE_PG_READ_SERVER_FILES))
@@ -335,15 +343,25 @@ reload(Watcher *w, int64 id)
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	if (!exists && prev_dir != NULL)
+	{
+		scipis_error err;
+
+		if (scipis_remove_dir(prev_dir, &err) != 0)
+			ereport(LOG, (errmsg("scipis: the watcher could not remove \"%s\": %s", prev_dir, err.message)));
+	}
+	if (prev_dir != NULL)
+		pfree(prev_dir);
 	return found;
 }
 
 /*
  * Refreshes the batch (or the whole tree), holding the collection's build
- * lock; then every change before as_of is searchable. False when a job of
- * the collection holds the lock: the batch waits.
+ * lock; then every change before as_of is searchable. 1 when done, 0 when
+ * a job of the collection holds the lock, -1 when the refresh failed (it
+ * is logged): the batch waits, and is tried again.
  */
-static bool
+static int
 refresh(Watcher *w, int64 as_of)
 {
 	scipis_options opts;
@@ -354,7 +372,7 @@ refresh(Watcher *w, int64 as_of)
 	bool		ok;
 
 	if (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id))
-		return false;
+		return 0;
 	StartTransactionCommand();
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	scipis_options_from_jsonb(w->c.options, &opts);
@@ -388,7 +406,7 @@ refresh(Watcher *w, int64 as_of)
 		pgstat_report_activity(STATE_IDLE,
 							   psprintf("scipis watcher %s: last refresh read %llu files", w->c.name,
 										(unsigned long long) (stats.files_added + stats.files_changed)));
-	return ok;
+	return ok ? 1 : -1;
 }
 
 void
@@ -471,6 +489,7 @@ scipis_watcher_main(Datum arg)
 				/* Events of every change before as_of are read by the drain. */
 				int64		as_of = now_ns();
 				bool		was_missing = w.missing;
+				int			done;
 
 				while (read_events(&w))
 					;
@@ -478,7 +497,8 @@ scipis_watcher_main(Datum arg)
 					w.missing = false;	/* the walk below is sure again */
 				if (w.full && was_missing)
 					watch_tree(&w, w.c.root);
-				if (refresh(&w, as_of))
+				done = refresh(&w, as_of);
+				if (done > 0)
 				{
 					for (int i = 0; i < w.npaths; i++)
 						pfree(w.paths[i]);
@@ -488,7 +508,13 @@ scipis_watcher_main(Datum arg)
 					initial = false;
 				}
 				else
+				{
+					/* A job holds the collection, or the refresh failed: later. */
 					w.missing |= was_missing;
+					(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+									 done == 0 ? SETTLE_MS : RETRY_MS, PG_WAIT_EXTENSION);
+					ResetLatch(MyLatch);
+				}
 				continue;
 			}
 			timeout = SETTLE_MS;

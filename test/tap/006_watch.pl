@@ -94,9 +94,12 @@ put("a/after-overflow.log", "epsilon overflow\n");
 unlink("$tree/a/d2/e/deep.log") or die;
 same_as_fresh('queue overflow');
 
+my $wid = $node->safe_psql('postgres', "SELECT id FROM scipis_collection WHERE name = 'w'");
 $node->safe_psql('postgres', "SELECT scipis_drop_collection('w')");
 ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'scipis watcher'"),
 	'the watcher left with its collection');
+my @left = glob($node->data_dir . "/scipis/*/c$wid");
+is(scalar(@left), 0, 'nothing of the watched collection is left on disk');
 $node->stop;
 done_testing();
