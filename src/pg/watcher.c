@@ -65,6 +65,7 @@ typedef struct Watcher
 	MemoryContext row_cxt;		/* the collection's row, read again each CHECK_MS */
 	bool		missing;		/* some directory is not watched */
 	bool		full;			/* the batch needs the whole tree */
+	const char *why;			/* why (shown in pg_stat_activity) */
 	char	  **paths;			/* the batch's paths */
 	int			npaths;
 	int			cap;
@@ -165,6 +166,7 @@ add_path(Watcher *w, const char *path)
 	if (w->npaths == MAX_PATHS)
 	{
 		w->full = true;
+		w->why = "too many paths";
 		return;
 	}
 	if (w->npaths == w->cap)
@@ -271,6 +273,7 @@ read_events(Watcher *w)
 		{
 			/* Events were lost: only a walk of the whole tree is sure. */
 			w->full = true;
+			w->why = "events lost";
 			continue;
 		}
 		en = hash_search(w->watches, &e->wd, HASH_FIND, NULL);
@@ -404,7 +407,9 @@ refresh(Watcher *w, int64 as_of)
 						w->c.name, err.message)));
 	else
 		pgstat_report_activity(STATE_IDLE,
-							   psprintf("scipis watcher %s: last refresh read %llu files", w->c.name,
+							   psprintf("scipis watcher %s: last refresh: %s, %llu files read", w->c.name,
+										w->full ? psprintf("the whole tree (%s)", w->why)
+										: psprintf("%d paths", w->npaths),
 										(unsigned long long) (stats.files_added + stats.files_changed)));
 	return ok ? 1 : -1;
 }
@@ -455,6 +460,7 @@ scipis_watcher_main(Datum arg)
 	/* Watches first, then a whole-tree refresh: nothing between is lost. */
 	watch_tree(&w, w.c.root);
 	w.full = true;
+	w.why = "start";
 	for (;;)
 	{
 		TimestampTz now = GetCurrentTimestamp();
@@ -476,6 +482,7 @@ scipis_watcher_main(Datum arg)
 		if (w.missing && TimestampDifferenceExceeds(last_rescan, now, RESCAN_MS))
 		{
 			w.full = true;
+			w.why = "unwatched directories";
 			last_rescan = now;
 		}
 		/* The batch ends when quiet for SETTLE_MS or MAX_BATCH_MS after its start. */

@@ -86,13 +86,18 @@ same_as_fresh('a file in the renamed directory');
 remove_tree("$tree/c");
 same_as_fresh('rmdir');
 
-# Every batch taken as an overflow: the whole tree is walked.
+# Every batch taken as an overflow: the whole tree is walked. A restart,
+# so that the watcher has the setting before the changes are made.
 $node->append_conf('postgresql.conf', "scipis.watch_test_overflow = on\n");
-$node->reload;
-usleep(300_000);
+$node->restart;
+my $activity = "SELECT query FROM pg_stat_activity WHERE backend_type = 'scipis watcher'";
+ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($activity) a WHERE query LIKE '%(start)%'"),
+	'the watcher runs again after the restart');
 put("a/after-overflow.log", "epsilon overflow\n");
 unlink("$tree/a/d2/e/deep.log") or die;
 same_as_fresh('queue overflow');
+like($node->safe_psql('postgres', $activity), qr/whole tree \(events lost\)/,
+	'the overflow was answered by a walk of the whole tree');
 
 my $wid = $node->safe_psql('postgres', "SELECT id FROM scipis_collection WHERE name = 'w'");
 $node->safe_psql('postgres', "SELECT scipis_drop_collection('w')");
