@@ -79,6 +79,8 @@ typedef struct scipis_build_stats
 	uint64_t	files_deleted;	/* gone from the tree: tombstoned */
 	uint64_t	bytes_read;
 	uint64_t	deleted_docs;	/* tombstoned documents the index now holds */
+	uint64_t	files_appended;	/* grown only: just the new bytes read, linked */
+	uint64_t	chain_links;	/* appended parts the index now holds */
 } scipis_build_stats;
 
 typedef struct scipis_build scipis_build;

@@ -435,30 +435,31 @@ scipis_refresh_collection(PG_FUNCTION_ARGS)
 	scipis_options opts;
 	scipis_build_stats stats;
 	TupleDesc	desc;
-	Datum		values[9];
-	bool		nulls[9] = {0};
+	Datum		values[10];
+	bool		nulls[10] = {0};
 	char	   *paths = PG_ARGISNULL(1) ? NULL : paths_json(PG_GETARG_ARRAYTYPE_P(1));
 	bool		wait = PG_ARGISNULL(2) ? true : PG_GETARG_BOOL(2);
 
 	c = job_collection(fcinfo, "refresh a scipis collection", &desc, &opts);
 	if (!wait)
 	{
-		for (int i = 0; i < 8; i++)
+		for (int i = 0; i < 9; i++)
 			nulls[i] = true;
-		values[8] = Int64GetDatum(scipis_job_insert("refresh", c->name, c->id, GetUserId(), false,
+		values[9] = Int64GetDatum(scipis_job_insert("refresh", c->name, c->id, GetUserId(), false,
 													false, paths ? psprintf("{\"paths\": %s}", paths) : NULL));
 		scipis_start_runner_at_commit();
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 	}
-	values[8] = Int64GetDatum(refresh_waited(c, paths, &stats, 0));
+	values[9] = Int64GetDatum(refresh_waited(c, paths, &stats, 0));
 	values[0] = Int64GetDatum((int64) stats.files_added);
 	values[1] = Int64GetDatum((int64) stats.files_changed);
-	values[2] = Int64GetDatum((int64) stats.files_deleted);
-	values[3] = Int64GetDatum((int64) stats.bytes_read);
-	values[4] = Float8GetDatum(stats.seconds);
-	values[5] = Int64GetDatum((int64) stats.files);
-	values[6] = Int64GetDatum((int64) stats.deleted_docs);
-	values[7] = Int64GetDatum((int64) stats.segments);
+	values[2] = Int64GetDatum((int64) stats.files_appended);
+	values[3] = Int64GetDatum((int64) stats.files_deleted);
+	values[4] = Int64GetDatum((int64) stats.bytes_read);
+	values[5] = Float8GetDatum(stats.seconds);
+	values[6] = Int64GetDatum((int64) stats.files);
+	values[7] = Int64GetDatum((int64) stats.deleted_docs);
+	values[8] = Int64GetDatum((int64) stats.segments);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 

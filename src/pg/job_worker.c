@@ -508,12 +508,14 @@ result_json(const scipis_build_stats *s)
 					", \"mib_per_s\": %.3f, \"skipped\": " UINT64_FORMAT
 					", \"resumed_files\": " UINT64_FORMAT ", \"resumed_bytes\": " UINT64_FORMAT
 					", \"files_added\": " UINT64_FORMAT ", \"files_changed\": " UINT64_FORMAT
+					", \"files_appended\": " UINT64_FORMAT
 					", \"files_deleted\": " UINT64_FORMAT ", \"bytes_read\": " UINT64_FORMAT
 					", \"deleted_docs\": " UINT64_FORMAT "}",
 					(uint64) s->files, (uint64) s->bytes, (uint64) s->tokens,
 					(uint64) s->terms, (uint64) s->segments, s->seconds, mib,
 					(uint64) s->skipped, (uint64) s->resumed_files, (uint64) s->resumed_bytes,
-					(uint64) s->files_added, (uint64) s->files_changed, (uint64) s->files_deleted,
+					(uint64) s->files_added, (uint64) s->files_changed,
+					(uint64) s->files_appended, (uint64) s->files_deleted,
 					(uint64) s->bytes_read, (uint64) s->deleted_docs);
 }
 

@@ -103,11 +103,12 @@ SELECT c.name, c.root, c.options, c.owner, s.files, s.bytes, s.index_bytes,
 FROM scipis_collection c, LATERAL scipis_collection_stats(c.name) s;
 
 -- Brings the index up to date with the tree, or with just the given paths
--- (files or subtrees under the root), reading only new and changed files
--- (README "Refresh"). Runs in a background worker as a job of kind
+-- (files or subtrees under the root), reading only new and changed files,
+-- and of a log that only grew only what it appended (README "Refresh"). Runs in a background worker as a job of kind
 -- 'refresh'; wait => false returns at once with only the job's id set.
 CREATE FUNCTION scipis_refresh(name text, paths text[] DEFAULT NULL, wait boolean DEFAULT true,
-    OUT files_added bigint, OUT files_changed bigint, OUT files_deleted bigint,
+    OUT files_added bigint, OUT files_changed bigint, OUT files_appended bigint,
+    OUT files_deleted bigint,
     OUT bytes_read bigint, OUT seconds double precision, OUT files bigint,
     OUT deleted_docs bigint, OUT segments bigint, OUT job bigint)
 RETURNS record

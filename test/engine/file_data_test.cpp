@@ -43,8 +43,9 @@ struct Rec {
 };
 
 DocInfo doc(uint64_t seq, uint64_t size, int64_t mtime, uint64_t tokens, int64_t ctime = 0,
-            uint64_t ino = 0, uint32_t uid = 0, uint32_t gid = 0, uint32_t mode = 0) {
-  return DocInfo{seq, size, mtime, tokens, ctime, ino, uid, gid, mode};
+            uint64_t ino = 0, uint32_t uid = 0, uint32_t gid = 0, uint32_t mode = 0,
+            uint64_t tail = 0) {
+  return DocInfo{seq, size, mtime, tokens, ctime, ino, uid, gid, mode, tail};
 }
 
 std::string serialise(const std::vector<Rec>& recs) {
@@ -145,6 +146,7 @@ void expect_round_trip(const std::vector<Rec>& recs) {
     EXPECT_EQ(fd.docs[i].uid, recs[i].d.uid) << i;
     EXPECT_EQ(fd.docs[i].gid, recs[i].d.gid) << i;
     EXPECT_EQ(fd.docs[i].mode, recs[i].d.mode) << i;
+    EXPECT_EQ(fd.docs[i].tail, recs[i].d.tail) << i;
     EXPECT_EQ(fd.paths[i], recs[i].path) << i;
   }
   expect_lengths_and_stats(serialise(recs), recs);
@@ -265,7 +267,8 @@ TEST(FileData, ExtremeValues) {
   for (size_t i = 0; i < 200; i++) {
     const uint32_t ids[] = {0, 1, UINT32_MAX, UINT32_MAX - 1, 1u << 31, 1000};
     DocInfo d = doc(i, sizes[i % 5], mtimes[(i * 3) % 8], sizes[(i + 2) % 5], mtimes[(i * 5 + 1) % 8],
-                    sizes[(i + 3) % 5], ids[i % 6], ids[(i + 2) % 6], ids[(i * 7) % 6]);
+                    sizes[(i + 3) % 5], ids[i % 6], ids[(i + 2) % 6], ids[(i * 7) % 6],
+                    i % 3 == 0 ? 0 : i % 3 == 1 ? 1 : uint64_t{1} << 32);
     v.push_back({d, "/x/" + std::to_string(i)});
   }
   expect_round_trip(v);
@@ -292,7 +295,8 @@ TEST(FileData, RandomRecords) {
     DocInfo d = doc(i, rng() >> (rng() % 64), static_cast<int64_t>(rng()) >> (rng() % 64),
                     rng() >> (rng() % 64), static_cast<int64_t>(rng()) >> (rng() % 64),
                     rng() >> (rng() % 64), static_cast<uint32_t>(rng() >> (rng() % 64)),
-                    static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng() >> 40));
+                    static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng() >> 40),
+                    rng() % 3 ? (rng() & UINT32_MAX) + 1 : 0);
     path.resize(rng() % (path.size() + 1));
     for (size_t k = rng() % 20; k > 0; k--) path.push_back(static_cast<char>(rng()));
     v.push_back({d, path});
@@ -465,13 +469,14 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
     scipis::put_u32(blk, scipis::crc32c(blk.data(), blk.size()));
     return d + blk;
   };
-  // seq, size, mtime, tokens, ctime - mtime, inode, uid, gid, mode.
-  auto fields = [](uint64_t uid = 5, uint64_t gid = 5, uint64_t mode = 5) {
+  // seq, size, mtime, tokens, ctime - mtime, inode, uid, gid, mode, tail.
+  auto fields = [](uint64_t uid = 5, uint64_t gid = 5, uint64_t mode = 5, uint64_t tail = 5) {
     std::string r;
     for (int i = 0; i < 6; i++) scipis::put_varint(r, 5);
     scipis::put_varint(r, uid);
     scipis::put_varint(r, gid);
     scipis::put_varint(r, mode);
+    scipis::put_varint(r, tail);
     return r;
   };
   auto record = [&](uint64_t shared, uint64_t suffix, const std::string& bytes,
@@ -494,11 +499,13 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
   expect_corrupt(one(record(1, 3, "/ab")), "a prefix shared with no path");
   expect_corrupt(one(record(0, 2, "/ab")), "a byte after the record");
   expect_corrupt(one(record(0, 3, "/ab") + "\x80"), "a varint cut short after the record");
-  expect_corrupt(one(std::string(10, '\x05') + "\x80"), "a varint cut short");
+  expect_corrupt(one(std::string(11, '\x05') + "\x80"), "a varint cut short");
   // 32-bit fields past 32 bits.
   expect_corrupt(one(record(0, 3, "/ab", fields(uint64_t{1} << 32))), "a uid past 32 bits");
   expect_corrupt(one(record(0, 3, "/ab", fields(5, kU64Max))), "a gid past 32 bits");
   expect_corrupt(one(record(0, 3, "/ab", fields(5, 5, uint64_t{1} << 40))), "a mode past 32 bits");
+  expect_corrupt(one(record(0, 3, "/ab", fields(5, 5, 5, (uint64_t{1} << 32) + 1))),
+                 "a tail checksum past 32 bits");
   {
     FileData fd;
     fd.bytes = one(record(0, 3, "/ab", fields(UINT32_MAX, 0, UINT32_MAX)));
@@ -515,11 +522,11 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
   const size_t start = block_start(d, 0);
   // The second record's shared length (1) sits right after its fields.
   std::string blk = d.substr(start, d.size() - 4 - start);
-  // The first record: 11 one-byte varints and "/a"; the second's shared
-  // length follows its 9 field varints.
-  const size_t second = 11 + 2;
-  ASSERT_EQ(blk[second + 9], 1);
-  blk[second + 9] = 3;
+  // The first record: 12 one-byte varints and "/a"; the second's shared
+  // length follows its 10 field varints.
+  const size_t second = 12 + 2;
+  ASSERT_EQ(blk[second + 10], 1);
+  blk[second + 10] = 3;
   d = d.substr(0, start) + blk + "0000";
   resign_block(d, start, d.size());
   expect_corrupt(d, "a prefix longer than the previous path");

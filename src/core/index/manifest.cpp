@@ -11,7 +11,8 @@ namespace scipis {
 namespace {
 // 1: the count of tombstoned documents follows the segments, then each
 //    segment's run_started_ns.
-constexpr uint32_t kManifestVersion = 1;
+// 2: then the count of appended files' chain links.
+constexpr uint32_t kManifestVersion = 2;
 }  // namespace
 
 std::string Manifest::encode() const {
@@ -33,6 +34,7 @@ std::string Manifest::encode() const {
   }
   put_u64(body, deleted);
   for (const auto& s : segments) put_u64(body, static_cast<uint64_t>(s.run_started_ns));
+  put_u64(body, chain_links);
   std::string out;
   FileHeader h;
   h.aux = kManifestVersion;
@@ -75,6 +77,7 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
     m.deleted = c.u64();
     for (auto& s : m.segments) s.run_started_ns = static_cast<int64_t>(c.u64());
   }
+  if (h.aux >= 2) m.chain_links = c.u64();
   if (h.aux > kManifestVersion) fail_corrupt(path, "manifest of a newer version");
   if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");
   if (m.split_factor == 0 || m.split_factor > 4096)

@@ -38,6 +38,8 @@ struct Manifest {
   // of the totals above, which are of live documents only (a manifest
   // written before tombstones existed has none).
   uint64_t deleted = 0;
+  // Links of appended files' chains (index/chains.h).
+  uint64_t chain_links = 0;
 
   std::string encode() const;
   // Throws a corruption error naming path when the bytes are damaged.

@@ -82,6 +82,7 @@ void PathIndex::serialise(int split_factor, std::string& data, std::vector<std::
       w = write_varint(w, delta32(d.uid, head ? 0 : p->uid));
       w = write_varint(w, delta32(d.gid, head ? 0 : p->gid));
       w = write_varint(w, delta32(d.mode, head ? 0 : p->mode));
+      w = write_varint(w, d.tail);
       size_t shared = 0;
       const size_t most = std::min(prev.size(), path.size());
       while (shared < most && prev[shared] == path[shared]) shared++;

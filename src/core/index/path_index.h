@@ -18,6 +18,10 @@ struct FileAttrs {
   int64_t mtime_ns = 0, ctime_ns = 0;  // since the Unix epoch
   uint64_t ino = 0;
   uint32_t uid = 0, gid = 0, mode = 0;  // mode: st_mode, type bits included
+  // crc32c of the file's last min(size, kTailWindow) bytes, plus one; 0
+  // when not known (the file was not read to its end). A refresh checks it
+  // before reading only what was appended (pipeline/append.h).
+  uint64_t tail = 0;
 };
 
 struct DocInfo {
@@ -28,8 +32,9 @@ struct DocInfo {
   int64_t ctime_ns;
   uint64_t ino;
   uint32_t uid, gid, mode;
+  uint64_t tail;  // FileAttrs::tail
   static DocInfo of(uint64_t seq, uint64_t size, const FileAttrs& a) {
-    return DocInfo{seq, size, a.mtime_ns, 0, a.ctime_ns, a.ino, a.uid, a.gid, a.mode};
+    return DocInfo{seq, size, a.mtime_ns, 0, a.ctime_ns, a.ino, a.uid, a.gid, a.mode, a.tail};
   }
 };
 

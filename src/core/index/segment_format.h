@@ -73,17 +73,23 @@ namespace scipis {
 //    in place by searches and metadata queries; a trigram index of each
 //    segment's paths; the dictionary's group index is fixed-width, read
 //    in place, checked by chunk and group.
-constexpr uint32_t kFormatVersion = 9;
+// 10: each file record keeps the checksum of the file's last bytes
+//    (FileAttrs::tail), so that a refresh can index only what a log
+//    appended.
+constexpr uint32_t kFormatVersion = 10;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
 constexpr size_t kTermGroupEntry = 28;
 constexpr size_t kIndexChunk = 64;
 constexpr size_t kFileBlock = 64;
 // A file record's most bytes besides its path suffix: six varints of up
-// to 64 bits, two of up to 32 and three of up to 33.
-constexpr size_t kMaxFileRecord = 6 * 10 + 2 * 5 + 3 * 5;
-// The least: eleven one-byte varints.
-constexpr size_t kMinFileRecord = 11;
+// to 64 bits, two of up to 32, three of up to 33 and the tail's (33).
+constexpr size_t kMaxFileRecord = 6 * 10 + 2 * 5 + 4 * 5;
+// The least: twelve one-byte varints.
+constexpr size_t kMinFileRecord = 12;
+// A record's tail checksum covers the file's last this many bytes (all of
+// a smaller file).
+constexpr size_t kTailWindow = 4096;
 // The blocks of a file data file lie within 4 GiB (u32 offsets).
 constexpr uint64_t kMaxFileBlocksBytes = uint64_t{1} << 32;
 // A length of this or more is read from the record.

@@ -312,12 +312,13 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
     d.tokens = c.varint();
     const uint64_t ctime_delta = c.varint();
     const uint64_t ino = c.varint(), uid = c.varint(), gid = c.varint(), mode = c.varint();
+    d.tail = c.varint();
     const uint64_t shared = c.varint();
     const uint64_t suffix = c.varint();
     // The suffix lies in the block: shared and suffix are bounded by bytes
     // present before the path is sized.
     const std::string_view tail = c.bytes(suffix);
-    if (!c.ok() || shared > prev_len) fail_corrupt(path_, "bad record in file block " + std::to_string(b));
+    if (!c.ok() || shared > prev_len || d.tail > (uint64_t{1} << 32)) fail_corrupt(path_, "bad record in file block " + std::to_string(b));
     // A 32-bit field is its value or, after the first record, the
     // previous one's plus a difference; either must land in 32 bits.
     auto field32 = [&](uint64_t v, uint32_t prev) {

@@ -334,6 +334,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     stats->resumed_bytes = b->resumed_bytes;
     stats->files_added = m.files;
     stats->files_changed = stats->files_deleted = stats->deleted_docs = 0;
+    stats->files_appended = stats->chain_links = 0;
     stats->bytes_read = minus_resumed(m.bytes, b->resumed_bytes);
   });
   return rc;

@@ -26,7 +26,9 @@ struct RefreshState {
   scipis::RefreshCatalog catalog;
   scipis::DeadSeqs dead;          // current's tombstones, then the new ones too
   uint64_t new_dead = 0;          // tombstoned by this refresh
+  uint64_t files_gone = 0;        // held files neither unchanged nor appended to
   uint64_t files_deleted = 0;     // of those, files gone (not changed)
+  std::vector<scipis::ChainLink> links;  // current's chains, then the new links too
 };
 
 struct scipis_build {

@@ -218,10 +218,11 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
         if (rules_.done && !rules_.done->empty() &&
             rules_.done->contains(path_key(w.path + "/" + std::string(name))))
           continue;
-        if (rules_.known &&
-            !rules_.known->needs_read(w.path + "/" + std::string(name), dir->fd, cname, via_symlink))
+        uint32_t append = 0;
+        if (rules_.known && !rules_.known->needs_read(w.path + "/" + std::string(name), dir->fd,
+                                                      cname, via_symlink, &append))
           continue;
-        batch.add(name, via_symlink, size);
+        batch.add(name, via_symlink, size, append);
         if (batch.files.size() == FileBatch::kMaxFiles) {
           if (!send(batch)) {
             work.end();

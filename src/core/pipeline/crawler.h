@@ -43,15 +43,16 @@ struct FileBatch {
     uint32_t name_len;
     bool via_symlink;
     uint64_t size;  // when the walk asked (CrawlRules::largest_first)
+    uint32_t append;  // RefreshCatalog::needs_read's
   };
   std::shared_ptr<const CrawledDir> dir;
   int node = 0;  // the NUMA node (of the build's plan) whose crawler listed it
   std::string names;  // each name followed by '\0' (a C string for openat)
   std::vector<Entry> files;
 
-  void add(std::string_view name, bool via_symlink, uint64_t size = 0) {
+  void add(std::string_view name, bool via_symlink, uint64_t size = 0, uint32_t append = 0) {
     files.push_back({static_cast<uint32_t>(names.size()), static_cast<uint32_t>(name.size()),
-                     via_symlink, size});
+                     via_symlink, size, append});
     names.append(name);
     names.push_back('\0');
   }

@@ -8,6 +8,7 @@
 
 #include "index/manifest.h"
 #include "index/out_buffer.h"
+#include "pipeline/append.h"
 #include "pipeline/file_pack.h"
 #include "util/mem_account.h"
 
@@ -25,7 +26,9 @@ struct ReadMsg {
   size_t len = 0;
   std::string path;      // kBegin
   FileAttrs attrs;       // kBegin
-  uint64_t size = 0;     // kEnd: bytes actually read
+  std::unique_ptr<AppendRead> append;  // kBegin: only what the file appended
+  uint64_t size = 0;     // kEnd: the file's bytes as far as read
+  uint64_t tail = 0;     // kEnd: FileAttrs::tail
   std::unique_ptr<FilePack> pack;  // kFiles
 };
 

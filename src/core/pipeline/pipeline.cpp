@@ -17,6 +17,7 @@
 #include "index/segment_format.h"
 #include "index/tfidf_index.h"
 #include "util/time_ns.h"
+#include "util/crc32c.h"
 #include "util/error.h"
 #include "util/fileio.h"
 
@@ -124,6 +125,11 @@ std::vector<uint8_t> Pipeline::term_registers() const {
 std::vector<SegmentRef> Pipeline::segments() const {
   std::lock_guard<std::mutex> lk(mu_);
   return segments_;
+}
+
+std::vector<ChainLink> Pipeline::links() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return links_;
 }
 
 void Pipeline::place(NumaRole role, int index, int node) {
@@ -258,6 +264,7 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
     totals_.skipped++;
     return;
   }
+  if (e.append && read_appended(fd, st, b, e, node)) return;
   if (!direct && static_cast<uint64_t>(st.st_size) <= pack_limit_) {
     pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p, node);
     return;
@@ -302,13 +309,19 @@ void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const Fi
     break;
   }
   FilePack& pack = *p.pack;
+  FileAttrs a = attrs;
+  if (got == size) {
+    const size_t w = static_cast<size_t>(std::min<uint64_t>(got, kTailWindow));
+    a.tail = uint64_t{crc32c(dst + got - w, w)} + 1;
+  }
   const size_t path_off = pack.paths.size();
   pack.paths.append(b.dir->path).push_back('/');
   pack.paths.append(b.name(e), e.name_len);
   pack.files.push_back(PackedFile{static_cast<uint32_t>(p.used), static_cast<uint32_t>(got),
                                   static_cast<uint32_t>(path_off),
-                                  static_cast<uint32_t>(pack.paths.size() - path_off), attrs});
+                                  static_cast<uint32_t>(pack.paths.size() - path_off), a});
   p.used += got;
+  totals_.bytes_read += got;
 }
 
 void Pipeline::send_pack(OpenPack& p, int node) {
@@ -339,11 +352,55 @@ void Pipeline::send_pack(OpenPack& p, int node) {
   totals_.bytes += bytes;
 }
 
+bool Pipeline::read_appended(Fd& fd, const struct stat& st, const FileBatch& b,
+                             const FileBatch::Entry& e, int node) {
+  RefreshCatalog& known = *cfg_.rules.known;
+  const uint32_t i = e.append - 1;
+  const KnownFile& k = known.file(i);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto plan = std::make_unique<AppendRead>();
+  bool ok = static_cast<uint64_t>(st.st_ino) == k.ino && size > k.size;
+  std::string window;
+  const uint64_t at = k.size - std::min<uint64_t>(k.size, kTailWindow);
+  if (ok) {
+    // Unaligned reads from here on.
+    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~(O_NONBLOCK | O_DIRECT));
+    window.resize(static_cast<size_t>(k.size - at));
+    size_t got = 0;
+    while (got < window.size()) {
+      const ssize_t n = ::pread(fd.get(), window.data() + got, window.size() - got,
+                                static_cast<off_t>(at + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ok = got == window.size();
+    totals_.bytes_read += window.size();
+    ok = ok && uint64_t{crc32c(window.data(), window.size())} + 1 == k.tail &&
+         plan_append(tokenizer_, reinterpret_cast<const unsigned char*>(window.data()),
+                     window.size(), at, plan->plan);
+  }
+  known.resolve_append(i, ok);
+  if (!ok) return false;  // read whole, as a changed file
+  plan->known = i;
+  plan->root = k.root;
+  plan->old_size = k.size;
+  plan->chain_tokens = k.tokens;
+  window.resize(static_cast<size_t>(plan->plan.start - at));  // what precedes the reading
+  auto& free = *free_indexers_[static_cast<size_t>(node)];
+  auto ix = free.pop();
+  if (!ix) return true;
+  read_file(std::move(fd), st, b, e, *ix, node, std::move(plan), window);
+  free.push(*ix);
+  return true;
+}
+
 void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
-                         const FileBatch::Entry& e, int indexer, int node) {
+                         const FileBatch::Entry& e, int indexer, int node,
+                         std::unique_ptr<AppendRead> append, const std::string& window) {
   const auto& o = cfg_.opts;
   BufferPool& pool = *pools_[static_cast<size_t>(node)];
-  bool direct = o.direct_io != 0;
+  bool direct = o.direct_io != 0 && !append;
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   direct = direct && (::fcntl(fd.get(), F_GETFL) & O_DIRECT);
 
@@ -354,11 +411,17 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   begin.path.append(b.dir->path).push_back('/');
   begin.path.append(b.name(e), e.name_len);
   begin.attrs = attrs_of(st);
+  const uint64_t start = append ? append->plan.start : 0;
+  const uint64_t old_size = append ? append->old_size : 0;
+  begin.append = std::move(append);
   if (!q.push(std::move(begin))) return;
 
   // The file is read as it was when opened: growth after that is not read.
   const uint64_t limit = static_cast<uint64_t>(st.st_size);
-  uint64_t off = 0;
+  uint64_t off = start;
+  TailCrc tail(limit);
+  tail.feed(start - window.size(), reinterpret_cast<const unsigned char*>(window.data()),
+            window.size());
   unsigned char carry[kMaxToken];
   size_t carry_len = 0;
   bool eof = limit == 0;
@@ -390,6 +453,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
       break;
     }
     size_t got = static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(n), limit - off));
+    tail.feed(off, area, got);
     off += got;
     eof = got == 0 || off >= limit;
     unsigned char* data = area - carry_len;
@@ -417,8 +481,10 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   end.kind = ReadMsg::kEnd;
   end.node = node;
   end.size = off;
+  end.tail = tail.value();
   q.push(std::move(end));
-  totals_.bytes += off;
+  totals_.bytes += off > old_size ? off - old_size : 0;
+  totals_.bytes_read += off - start;
 }
 
 void Pipeline::indexer_loop(int id) {
@@ -445,6 +511,7 @@ void Pipeline::indexer_loop(int id) {
   }
   std::string cur_path;
   DocInfo cur{};
+  std::unique_ptr<AppendRead> cur_append;
   uint32_t since_check = 0;
   constexpr size_t kBatch = 512;
   TermKey batch[kBatch];
@@ -525,6 +592,7 @@ void Pipeline::indexer_loop(int id) {
       case ReadMsg::kBegin:
         cur = DocInfo::of(next_seq++, 0, m->attrs);
         cur_path = std::move(m->path);
+        cur_append = std::move(m->append);
         in_doc = true;
         break;
       case ReadMsg::kBlock:
@@ -534,8 +602,26 @@ void Pipeline::indexer_loop(int id) {
         break;
       case ReadMsg::kEnd:
         cur.size = m->size;
+        cur.tail = m->tail;
         paths.add(cur, cur_path);
         in_doc = false;
+        if (cur_append) {
+          // A link: the file is counted already; its length grows by the
+          // link's tokens less the piece it counts again.
+          const AppendRead& a = *cur_append;
+          const uint64_t again = std::min<uint64_t>(a.plan.retract.empty() ? 0 : 1, cur.tokens);
+          const uint64_t chain = a.chain_tokens + cur.tokens - again;
+          totals_.tokens += cur.tokens - again;
+          if (a.chain_tokens == 0 && chain > 0) totals_.docs_with_tokens++;
+          {
+            std::lock_guard<std::mutex> lk(mu_);
+            links_.push_back(ChainLink{DocId{static_cast<uint32_t>(id), cur.seq}, a.root, chain,
+                                       again ? a.plan.retract : std::string()});
+          }
+          cur_append.reset();
+          if (paths.full() || tf.full()) flush();
+          break;
+        }
         my_files++;
         my_bytes += cur.size;
         my_tokens += cur.tokens;

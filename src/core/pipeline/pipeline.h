@@ -41,8 +41,10 @@ struct PipelineConfig {
 };
 
 struct PipelineTotals {
+  // bytes: what the files indexed add to the collection's size (an
+  // appended file: what it grew by); bytes_read: what was read of them.
   std::atomic<uint64_t> files{0}, bytes{0}, tokens{0}, docs_with_tokens{0},
-      skipped{0};
+      skipped{0}, bytes_read{0};
 };
 
 class Pipeline {
@@ -71,6 +73,8 @@ class Pipeline {
   // 1 once every file has been read and indexed (the last flushes remain).
   bool reading_done() const { return reading_done_.load(); }
   std::vector<SegmentRef> segments() const;
+  // The links of appended files indexed (pipeline/append.h).
+  std::vector<ChainLink> links() const;
   // Distinct terms over every indexer's input (a HyperLogLog estimate).
   uint64_t distinct_terms() const;
   // The same sketch's registers, merged over the indexers.
@@ -94,8 +98,14 @@ class Pipeline {
   void pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
                  const FileBatch::Entry& e, OpenPack& p, int node);
   void send_pack(OpenPack& p, int node);
+  // With append: from append->plan.start on, as a link of its chain.
   void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
-                 int indexer, int node);
+                 int indexer, int node, std::unique_ptr<AppendRead> append = nullptr,
+                 const std::string& window = std::string());
+  // A file RefreshCatalog::needs_read found grown: its old end read back
+  // and, when unchanged, only what follows read (true); false: read it whole.
+  bool read_appended(Fd& fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
+                     int node);
   void indexer_loop(int id);
   void writer_loop(int id);
   void record_error(std::exception_ptr e);
@@ -122,6 +132,7 @@ class Pipeline {
   std::vector<std::unique_ptr<DistinctTerms>> sketches_;  // one per indexer
   mutable std::mutex mu_;
   std::vector<SegmentRef> segments_;
+  std::vector<ChainLink> links_;
   std::exception_ptr error_;
   // Written flushes' buffers, per node, at most one set per indexer: the
   // memory of a flush is faulted in once and then serves the next ones.

@@ -10,6 +10,9 @@
 #include <cstring>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "index/chains.h"
 #include "index/segment_format.h"
 #include "pipeline/build.h"
 #include "query/collection.h"
@@ -146,6 +149,7 @@ void refresh_prepare(scipis_build* b) {
   r.catalog.load(c, r.scope, b->pipeline->stop_flag());
   r.dead.assign(r.current.indexers, {});
   for (uint32_t i = 0; i < r.current.indexers; i++) r.dead[i] = c.indexer(i).dead;
+  r.links = c.chain_links();
 }
 
 void refresh_conclude(scipis_build* b) {
@@ -154,15 +158,40 @@ void refresh_conclude(scipis_build* b) {
   Manifest& m = b->next;
   uint64_t files = cur.files, bytes = cur.bytes, tokens = cur.total_tokens,
            with_tokens = cur.docs_with_tokens;
+  absl::flat_hash_set<DocId> gone_roots;
   r.catalog.for_each_gone([&](const KnownFile& k) {
-    r.dead[k.indexer].push_back(k.seq);
-    r.new_dead++;
+    r.catalog.for_each_member(k, [&](const DocId& d) {
+      r.dead[d.indexer].push_back(d.seq);
+      r.new_dead++;
+    });
+    if (k.chain >= 0) gone_roots.insert(k.root);
+    r.files_gone++;
     files = minus(files, 1);
     bytes = minus(bytes, k.size);
     tokens = minus(tokens, k.tokens);
     if (k.tokens) with_tokens = minus(with_tokens, 1);
   });
-  r.files_deleted = minus(r.new_dead, r.catalog.changed());
+  r.files_deleted = minus(r.files_gone, r.catalog.changed());
+  // Chains of files gone are dropped whole; each new link joins its
+  // chain's end (a file is read once per refresh), or starts one.
+  std::vector<ChainLink> kept;
+  for (ChainLink& l : r.links)
+    if (!gone_roots.contains(l.root)) kept.push_back(std::move(l));
+  std::vector<ChainLink> fresh = b->pipeline->links();
+  absl::flat_hash_map<DocId, size_t> fresh_of;
+  for (size_t i = 0; i < fresh.size(); i++) fresh_of[fresh[i].root] = i;
+  r.links.clear();
+  for (size_t i = 0; i < kept.size(); i++) {
+    r.links.push_back(std::move(kept[i]));
+    const bool chain_ends = i + 1 == kept.size() || !(kept[i + 1].root == r.links.back().root);
+    auto it = chain_ends ? fresh_of.find(r.links.back().root) : fresh_of.end();
+    if (it != fresh_of.end()) {
+      r.links.push_back(std::move(fresh[it->second]));
+      fresh_of.erase(it);
+    }
+  }
+  for (size_t i = 0; i < fresh.size(); i++)
+    if (fresh_of.contains(fresh[i].root)) r.links.push_back(std::move(fresh[i]));
   for (auto& d : r.dead) std::sort(d.begin(), d.end());
   const auto& t = b->pipeline->totals();
   m.files = files + t.files;
@@ -180,6 +209,7 @@ void refresh_conclude(scipis_build* b) {
     return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
   });
   m.deleted = count_dead(r.dead);
+  m.chain_links = r.links.size();
 }
 
 void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
@@ -190,6 +220,7 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
   if (changed) {
     link_generation(r.current_gen, gen, m.indexers);
     if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
+    if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(r.links));
     write_file_durable(gen + "/" + kTermsFile, encode_terms(b->pipeline->term_registers()));
     fsync_dir(gen);
     fsync_dir(b->dir);
@@ -217,8 +248,10 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
   stats->files_added = r.catalog.added();
   stats->files_changed = r.catalog.changed();
   stats->files_deleted = r.files_deleted;
-  stats->bytes_read = t.bytes;
+  stats->files_appended = r.catalog.appended();
+  stats->bytes_read = t.bytes_read;
   stats->deleted_docs = now.deleted;
+  stats->chain_links = now.chain_links;
 }
 
 extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "index/chains.h"
 #include "index/deletes.h"
 #include "index/manifest.h"
 #include "pipeline/resume.h"
@@ -29,9 +30,12 @@ struct KnownFile {
   int64_t mtime_ns, ctime_ns;
   uint64_t ino;
   uint64_t seq;
-  uint64_t tokens;
+  uint64_t tokens;  // its chain's when it ends one
   uint32_t indexer;
   bool racy;  // recorded too close to its read: read it again
+  uint64_t tail;  // FileAttrs::tail
+  int64_t chain;  // its chain's members in the catalog, or -1
+  DocId root;     // its chain's root, or itself
 };
 
 // Files whose recorded ctime is within this of the start of the run that
@@ -48,23 +52,40 @@ class RefreshCatalog {
   // dirfd). False when the index holds it as it is now (or it vanished):
   // nothing to read. True when it must be read: new, or changed (its old
   // record is then tombstoned).
-  bool needs_read(const std::string& path, int dirfd, const char* name, bool via_symlink);
+  // *append is set (to the file's entry plus one) when it has the same
+  // inode, grew and is large enough that reading only what it appended
+  // may pay (pipeline/append.h): the reader decides, by resolve_append().
+  bool needs_read(const std::string& path, int dirfd, const char* name, bool via_symlink,
+                  uint32_t* append);
   size_t size() const { return files_.size(); }
-  // After the walk: every held file not found unchanged.
+  const KnownFile& file(uint32_t i) const { return files_[i]; }
+  // The reader found entry i appended to (its old end unchanged) or not.
+  void resolve_append(uint32_t i, bool appended);
+  // After the walk: every held file neither unchanged nor appended to.
   template <typename F>
   void for_each_gone(F&& f) const {
-    for (size_t i = 0; i < files_.size(); i++)
-      if (state_[i].load(std::memory_order_relaxed) != kSame) f(files_[i]);
+    for (size_t i = 0; i < files_.size(); i++) {
+      const uint8_t st = state_[i].load(std::memory_order_relaxed);
+      if (st != kSame && st != kAppended) f(files_[i]);
+    }
+  }
+  // A gone file's documents: its chain's members, or itself.
+  template <typename F>
+  void for_each_member(const KnownFile& k, F&& f) const {
+    if (k.chain < 0) return f(DocId{k.indexer, k.seq});
+    for (const DocId& d : members_[static_cast<size_t>(k.chain)]) f(d);
   }
   uint64_t added() const { return added_.load(); }
   uint64_t changed() const { return changed_.load(); }
+  uint64_t appended() const { return appended_.load(); }
 
  private:
-  static constexpr uint8_t kUnseen = 0, kSame = 1, kChanged = 2;
+  static constexpr uint8_t kUnseen = 0, kSame = 1, kChanged = 2, kAppended = 3;
   absl::flat_hash_map<PathKey, uint32_t> index_;
   std::vector<KnownFile> files_;
+  std::vector<std::vector<DocId>> members_;
   std::unique_ptr<std::atomic<uint8_t>[]> state_;
-  std::atomic<uint64_t> added_{0}, changed_{0};
+  std::atomic<uint64_t> added_{0}, changed_{0}, appended_{0};
 };
 
 // Whether path is scope_path or lies under it.

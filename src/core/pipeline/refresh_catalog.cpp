@@ -3,6 +3,7 @@
 
 #include "index/file_block_stats.h"
 #include "index/segment_format.h"
+#include "pipeline/append.h"
 #include "pipeline/refresh.h"
 #include "query/collection.h"
 #include "util/error.h"
@@ -52,7 +53,7 @@ void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
       paths.clear();
       fb.decode(b, docs, paths, ends);
       for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
-        if (c.dead(s, b * kFileBlock + i)) continue;
+        if (c.hidden(s, b * kFileBlock + i)) continue;
         const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
         if (!scope.empty()) {
           bool in = false;
@@ -62,8 +63,18 @@ void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
         const DocInfo& d = docs[i];
         const bool racy = s.ref.run_started_ns != INT64_MIN &&
                           d.ctime_ns >= s.ref.run_started_ns - kRacyNs;
-        files_.push_back({d.size, d.mtime_ns, d.ctime_ns, d.ino, d.seq, d.tokens, s.ref.indexer,
-                          racy});
+        const uint64_t seq = s.seq0 + b * kFileBlock + i;
+        const int64_t ch = c.chain_of(s.ref.indexer, seq);
+        KnownFile k{d.size, d.mtime_ns, d.ctime_ns, d.ino, seq, d.tokens, s.ref.indexer,
+                    racy, d.tail, -1, DocId{s.ref.indexer, seq}};
+        if (ch >= 0) {
+          const Chain& chain = c.chains()[static_cast<size_t>(ch)];
+          k.tokens = chain.tokens;
+          k.root = chain.members.front();
+          k.chain = static_cast<int64_t>(members_.size());
+          members_.push_back(chain.members);
+        }
+        files_.push_back(k);
         // Two live records of one path (never written so): the earlier
         // one is never found, so it is tombstoned.
         index_[path_key(p)] = static_cast<uint32_t>(files_.size() - 1);
@@ -75,7 +86,8 @@ void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
 }
 
 bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* name,
-                                bool via_symlink) {
+                                bool via_symlink, uint32_t* append) {
+  *append = 0;
   auto it = index_.find(path_key(path));
   if (it == index_.end()) {
     added_.fetch_add(1, std::memory_order_relaxed);
@@ -90,9 +102,19 @@ bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* 
   const struct timespec ct{sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
   const bool same = !k.racy && sx.stx_size == k.size && timespec_ns(m) == k.mtime_ns &&
                     timespec_ns(ct) == k.ctime_ns && sx.stx_ino == k.ino;
+  if (!same && !k.racy && k.tail != 0 && sx.stx_ino == k.ino && sx.stx_size > k.size &&
+      k.size >= append_min_bytes()) {
+    *append = it->second + 1;  // the reader checks its old end
+    return true;
+  }
   state_[it->second].store(same ? kSame : kChanged, std::memory_order_relaxed);
   if (!same) changed_.fetch_add(1, std::memory_order_relaxed);
   return !same;
+}
+
+void RefreshCatalog::resolve_append(uint32_t i, bool appended) {
+  state_[i].store(appended ? kAppended : kChanged, std::memory_order_relaxed);
+  (appended ? appended_ : changed_).fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace scipis

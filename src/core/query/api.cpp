@@ -117,7 +117,9 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
         rd = std::make_unique<DocReader>(ix->c, h.indexer);
         rd_indexer = h.indexer;
       }
-      set_doc(*owner, i, rd->doc(h.seq), rd->path(h.seq), h.score);
+      DocInfo d = rd->doc(h.seq);
+      d.tokens = ix->c.tokens_of(h.indexer, h.seq, d.tokens);
+      set_doc(*owner, i, d, rd->path(h.seq), h.score);
     }
     emit(out, owner.release());
   });
@@ -137,12 +139,13 @@ extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len
     for (auto& s : ix->c.segments()) {
       if (s.ref.docs == 0) continue;
       for (uint32_t rec : ix->c.file_meta(s, split).find(hash)) {
-        if (ix->c.dead(s, rec)) continue;
+        if (ix->c.hidden(s, rec)) continue;
         const FileBlocks& fb = ix->c.files(s);
         paths.clear();
         fb.decode(rec / kFileBlock, docs, paths, ends);
         const size_t i = rec % kFileBlock, at = i ? ends[i - 1] : 0;
         const std::string_view found = std::string_view(paths).substr(at, ends[i] - at);
+        docs[i].tokens = ix->c.tokens_of(s.ref.indexer, s.seq0 + rec, docs[i].tokens);
         if (found == p) add_doc(*owner, docs[i], found, 0);
       }
       if (!owner->docs.empty()) break;
@@ -174,8 +177,10 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
       fb.decode(b, docs, paths, ends);
       for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
         const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
-        if (!ix->c.dead(s, b * kFileBlock + i) && keep(p, docs[i], b * kFileBlock + i))
-          all.emplace_back(std::string(p), docs[i]);
+        const uint64_t rec = b * kFileBlock + i;
+        if (ix->c.hidden(s, rec)) continue;
+        docs[i].tokens = ix->c.tokens_of(s.ref.indexer, s.seq0 + rec, docs[i].tokens);
+        if (keep(p, docs[i], rec)) all.emplace_back(std::string(p), docs[i]);
       }
     }
   }

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "index/deletes.h"
 #include "index/segment_format.h"
 #include "util/error.h"
@@ -49,6 +51,42 @@ Collection::Collection(std::string dir) : dir_(std::move(dir)) {
     }
   }
   if (m_.deleted > 0) load_deletes();
+  if (m_.chain_links > 0) load_chains();
+}
+
+void Collection::load_chains() {
+  const std::string p = gen_dir_ + "/" + kChainsFile;
+  std::string bytes;
+  if (!read_file(p, bytes)) fail_corrupt(p, "appended-file list is missing");
+  std::vector<uint64_t> docs;
+  for (const IndexerState& ix : ix_) docs.push_back(ix.docs());
+  links_ = decode_chains(p, bytes, docs);
+  if (links_.size() != m_.chain_links)
+    fail_corrupt(p, "appended-file count differs from the manifest");
+  for (const ChainLink& l : links_) {
+    if (chains_.empty() || chains_.back().members.front() != l.root) {
+      chains_.emplace_back();
+      chains_.back().members.push_back(l.root);
+    }
+    Chain& ch = chains_.back();
+    ch.members.push_back(l.ext);
+    if (!l.retract.empty()) ch.retract.push_back(l.retract);
+    ch.tokens = l.tokens;
+  }
+  for (size_t c = 0; c < chains_.size(); c++) {
+    for (const DocId& d : chains_[c].members) {
+      chain_of_[d] = static_cast<uint32_t>(c);
+      IndexerState& ix = ix_[d.indexer];
+      if (ix.is_dead(d.seq)) fail_corrupt(p, "appended-file list names a tombstoned document");
+      ix.chained.push_back(d.seq);
+    }
+  }
+  for (IndexerState& ix : ix_) {
+    if (ix.chained.empty()) continue;
+    std::sort(ix.chained.begin(), ix.chained.end());
+    ix.chained_bits.assign((ix.docs() + 63) / 64, 0);
+    for (uint64_t seq : ix.chained) ix.chained_bits[seq >> 6] |= uint64_t{1} << (seq & 63);
+  }
 }
 
 void Collection::load_deletes() {
@@ -174,7 +212,12 @@ size_t Collection::heap_bytes() const {
   }
   for (const IndexerState& ix : ix_)
     n += ix.segs.capacity() * sizeof(SegmentState*) +
-         (ix.first.capacity() + ix.dead.capacity() + ix.dead_bits.capacity()) * sizeof(uint64_t);
+         (ix.first.capacity() + ix.dead.capacity() + ix.dead_bits.capacity() +
+          ix.chained.capacity() + ix.chained_bits.capacity()) * sizeof(uint64_t);
+  n += links_.capacity() * sizeof(ChainLink) + chains_.capacity() * sizeof(Chain) +
+       chain_of_.capacity() * (sizeof(DocId) + sizeof(uint32_t) + 1);
+  for (const Chain& ch : chains_)
+    n += ch.members.capacity() * sizeof(DocId) + ch.retract.capacity() * sizeof(std::string);
   return n;
 }
 

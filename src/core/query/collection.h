@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "index/chains.h"
 #include "index/manifest.h"
 #include "index/path_trigrams.h"
 #include "index/segment_reader.h"
@@ -46,6 +48,23 @@ struct IndexerState {
   bool is_dead(uint64_t seq) const {
     return !dead_bits.empty() && (dead_bits[seq >> 6] >> (seq & 63) & 1);
   }
+  // Members of appended files' chains (index/chains.h), ascending, and
+  // the same as a bitmap: a search scores them apart, as their chains.
+  std::vector<uint64_t> chained;
+  std::vector<uint64_t> chained_bits;
+  bool is_chained(uint64_t seq) const {
+    return !chained_bits.empty() && (chained_bits[seq >> 6] >> (seq & 63) & 1);
+  }
+  // Not scored on its own: tombstoned, or part of a chain.
+  bool excluded(uint64_t seq) const { return is_dead(seq) || is_chained(seq); }
+};
+
+// An appended file's documents, one document to every query.
+struct Chain {
+  std::vector<DocId> members;  // the root first; the last holds the file's record
+  std::vector<std::string> retract;  // a term per link that counts one again
+  uint64_t tokens = 0;  // its length: the members' less the retracted
+  const DocId& last() const { return members.back(); }
 };
 
 class Collection {
@@ -68,6 +87,28 @@ class Collection {
   bool dead(const SegmentState& s, uint64_t rec) const {
     return ix_[s.ref.indexer].is_dead(s.seq0 + rec);
   }
+  const std::vector<Chain>& chains() const { return chains_; }
+  // As the generation's file holds them, for a refresh to carry over.
+  const std::vector<ChainLink>& chain_links() const { return links_; }
+  // The chain a document is a member of, or -1.
+  int64_t chain_of(uint32_t indexer, uint64_t seq) const {
+    if (!ix_[indexer].is_chained(seq)) return -1;
+    auto it = chain_of_.find(DocId{indexer, seq});
+    return it == chain_of_.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+  // Record rec of segment s is not a file to list: tombstoned, or a chain
+  // member other than its last (which lists the file).
+  bool hidden(const SegmentState& s, uint64_t rec) const {
+    const uint64_t seq = s.seq0 + rec;
+    if (dead(s, rec)) return true;
+    const int64_t c = chain_of(s.ref.indexer, seq);
+    return c >= 0 && !(chains_[static_cast<size_t>(c)].last() == DocId{s.ref.indexer, seq});
+  }
+  // A listed record's length: its chain's when it ends one.
+  uint64_t tokens_of(uint32_t indexer, uint64_t seq, uint64_t own) const {
+    const int64_t c = chain_of(indexer, seq);
+    return c < 0 ? own : chains_[static_cast<size_t>(c)].tokens;
+  }
   // What this holds on the backend's heap; the segment files it maps are
   // shared through the page cache and counted apart.
   size_t heap_bytes() const;
@@ -81,6 +122,10 @@ class Collection {
   std::unique_ptr<Tokenizer> tokenizer_;
   ino_t ino_ = 0;
   void load_deletes();
+  void load_chains();
+  std::vector<ChainLink> links_;
+  std::vector<Chain> chains_;
+  absl::flat_hash_map<DocId, uint32_t> chain_of_;
   struct timespec mtime_ {};
   std::vector<SegmentState> segs_;
   std::vector<IndexerState> ix_;

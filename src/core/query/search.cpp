@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 
 #include "index/segment_format.h"
+#include "query/chain_tally.h"
 #include "query/doc_reader.h"
 #include "query/score.h"
 #include "query/topk.h"
@@ -39,8 +40,9 @@ namespace {
 
 // One term's postings within one partial index (indexer), seq-ordered; a
 // document split across two flushes has its counts summed.
-std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::string& term,
-                                   uint32_t split) {
+std::vector<Posting> term_postings(Collection& c, uint32_t i, IndexerState& ix,
+                                   const std::string& term, uint32_t split, size_t t,
+                                   ChainTally& chains) {
   std::vector<Posting> out;
   std::string block;
   uint64_t limit = ix.docs();
@@ -66,9 +68,13 @@ std::vector<Posting> term_postings(Collection& c, IndexerState& ix, const std::s
       }
     }
   }
-  if (!ix.dead.empty())
+  // Tombstoned documents are left out, chain members scored as their chains.
+  if (!ix.dead.empty() || !ix.chained.empty())
     out.erase(std::remove_if(out.begin(), out.end(),
-                             [&](const Posting& p) { return ix.is_dead(p.seq); }),
+                             [&](const Posting& p) {
+                               if (ix.is_chained(p.seq)) chains.add(i, p.seq, t, p.tf);
+                               return ix.excluded(p.seq);
+                             }),
               out.end());
   return out;
 }
@@ -103,13 +109,15 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
   // postings[i][t]: term t in partial index i.
   std::vector<std::vector<std::vector<Posting>>> postings(ni, std::vector<std::vector<Posting>>(nt));
   std::vector<uint64_t> df(nt, 0);
+  ChainTally chains(c, terms);
   for (uint32_t i = 0; i < ni; i++) {
     IndexerState& ix = c.indexer(i);
     for (size_t t = 0; t < nt; t++) {
-      postings[i][t] = term_postings(c, ix, terms[t].term, split[t]);
+      postings[i][t] = term_postings(c, i, ix, terms[t].term, split[t], t, chains);
       df[t] += postings[i][t].size();
     }
   }
+  chains.count(df);
   const double N = static_cast<double>(m.docs_with_tokens);
   const double avgdl = N > 0 ? static_cast<double>(m.total_tokens) / N : 0.0;
   std::vector<double> idf(nt);
@@ -121,6 +129,12 @@ std::vector<Hit> full_search(Collection& c, const std::vector<QueryTerm>& terms,
   RankOrder better(c);
   auto cmp = [&](const Ranked& a, const Ranked& b2) { return better(a, b2); };
   std::vector<Ranked> all;
+  chains.score(
+      match,
+      [&](size_t t, double tf, double len) {
+        return term_score(ranking, terms[t].qf, idf[t], tf, len, avgdl);
+      },
+      [&](const Ranked& r) { all.push_back(r); });
   for (uint32_t i = 0; i < ni; i++) {
     DocReader rd(c, i);
     // Top-k heap of this partial index: its root is the worst kept hit.

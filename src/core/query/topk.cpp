@@ -9,6 +9,7 @@
 
 #include "index/postings_codec.h"
 #include "index/segment_format.h"
+#include "query/chain_tally.h"
 #include "query/doc_reader.h"
 #include "query/score.h"
 #include "util/error.h"
@@ -67,25 +68,31 @@ struct TermBlocks {
   }
 };
 
-// The tombstoned documents among a term's postings (a document split
-// over two flushes counted once): only the blocks whose range holds a
-// tombstone are decoded.
-uint64_t dead_postings(const TermBlocks& tb, const std::vector<uint64_t>& dead) {
+// The postings of documents of seqs (ascending) among a term's, each
+// passed to f(seq, tf); returns how many documents they are (one split
+// over two flushes counted once). Only the blocks whose range holds one
+// of seqs are decoded.
+template <typename F>
+uint64_t postings_of(const TermBlocks& tb, const std::vector<uint64_t>& seqs, F&& f) {
   std::vector<uint64_t> found;
-  uint64_t seqs[kBlockPostings];
+  uint64_t got[kBlockPostings];
   uint32_t tfs[kBlockPostings];
   for (const Blk& k : tb.blks) {
     const uint64_t lo = k.reader ? k.first : k.seq;
-    auto it = std::lower_bound(dead.begin(), dead.end(), lo);
-    if (it == dead.end() || *it > k.last) continue;
+    auto it = std::lower_bound(seqs.begin(), seqs.end(), lo);
+    if (it == seqs.end() || *it > k.last) continue;
     if (!k.reader) {
       found.push_back(k.seq);
+      f(k.seq, k.tf);
       continue;
     }
-    k.reader->decode(k.index, seqs, tfs);
+    k.reader->decode(k.index, got, tfs);
     const uint32_t n = k.reader->blocks()[k.index].count;
-    for (uint32_t j = 0; j < n; j++)
-      if (std::binary_search(dead.begin(), dead.end(), seqs[j])) found.push_back(seqs[j]);
+    for (uint32_t j = 0; j < n; j++) {
+      if (!std::binary_search(seqs.begin(), seqs.end(), got[j])) continue;
+      found.push_back(got[j]);
+      f(got[j], tfs[j]);
+    }
   }
   std::sort(found.begin(), found.end());
   return static_cast<uint64_t>(std::unique(found.begin(), found.end()) - found.begin());
@@ -122,6 +129,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   // document counted once.
   std::vector<std::vector<TermBlocks>> lists(ni);
   std::vector<uint64_t> df(nt, 0);
+  ChainTally chains(c, terms);
   for (uint32_t i = 0; i < ni; i++) {
     IndexerState& ix = c.indexer(i);
     lists[i].resize(nt);
@@ -165,10 +173,15 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         prev_last = tb.blks.back().last;
         prev_seg = si;
       }
-      if (!ix.dead.empty()) tb.df -= dead_postings(tb, ix.dead);
+      if (!ix.dead.empty()) tb.df -= postings_of(tb, ix.dead, [](uint64_t, uint32_t) {});
+      // Chain members count as their chains (ChainTally::count).
+      if (!ix.chained.empty())
+        tb.df -= postings_of(tb, ix.chained,
+                             [&](uint64_t seq, uint32_t tf) { chains.add(i, seq, t, tf); });
       df[t] += tb.df;
     }
   }
+  chains.count(df);
   const double N = static_cast<double>(m.docs_with_tokens);
   const double avgdl = N > 0 ? static_cast<double>(m.total_tokens) / N : 0.0;
   std::vector<Scorer> score_of(nt);
@@ -181,11 +194,23 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   RankOrder better(c);
   auto cmp = [&](const Ranked& a, const Ranked& b) { return better(a, b); };
   std::priority_queue<Ranked, std::vector<Ranked>, decltype(cmp)> heap(cmp);
+  auto offer = [&](const Ranked& r) {
+    if (heap.size() < static_cast<size_t>(k)) {
+      heap.push(r);
+    } else if (better(r, heap.top())) {
+      heap.pop();
+      heap.push(r);
+    }
+  };
+  // Chains first: their scores raise the bar the blocks must reach.
+  chains.score(
+      match, [&](size_t t, double tf, double len) { return score_of[t](tf, len); }, offer);
   std::vector<std::vector<Posting>> win(nt);
   std::vector<size_t> pos(nt);
   for (uint32_t i = 0; i < ni; i++) {
     DocReader rd(c, i);
-    const bool dead = !c.indexer(i).dead.empty();
+    const IndexerState& ix = c.indexer(i);
+    const bool excluded = !ix.dead.empty() || !ix.chained.empty();
     // Bounds: a block that may hold part of a document split over two
     // flushes (its counts sum over both) has none.
     for (size_t t = 0; t < nt; t++) {
@@ -258,16 +283,10 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
             }
           }
           if (match == SCIPIS_MATCH_ALL && matched < nt) continue;
-          if (dead && c.indexer(i).is_dead(seq)) continue;
+          if (excluded && ix.excluded(seq)) continue;
           // Below the k-th score: no path is needed to know it stays out.
           if (heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
-          Ranked r{score, i, seq};
-          if (heap.size() < static_cast<size_t>(k)) {
-            heap.push(r);
-          } else if (better(r, heap.top())) {
-            heap.pop();
-            heap.push(r);
-          }
+          offer(Ranked{score, i, seq});
         }
       }
       if (hi == UINT64_MAX) break;
