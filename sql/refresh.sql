@@ -78,6 +78,33 @@ SELECT scipis_wait_fresh('fresh');
 SELECT fresh_as_of >= now() - interval '1 minute' AS fresh FROM scipis_collections WHERE name = 'fresh';
 SELECT scipis_wait_fresh('fresh', now() + interval '1 hour', interval '0.2 s');
 
+-- A log that only grew: just its appended bytes (and the 4 KiB before its
+-- old end, checked) are read; "gam" + "ma" becomes one token, "gamma".
+SELECT pg_temp.sh(format('seq 1 30000 | sed "s/^/line /" > %1$s/big.log && printf "omega gam" >> %1$s/big.log'
+  ' && sleep 0.2', :'root'));
+SELECT files_added, files_changed, files_appended FROM scipis_refresh('fresh');
+SELECT pg_temp.sh(format('printf "ma zeta\nline 7\n" >> %1$s/big.log && sleep 0.2', :'root'));
+SELECT files_added, files_changed, files_appended, files_deleted, bytes_read < 4096 + 64 AS read_little,
+       files, deleted_docs
+FROM scipis_refresh('fresh');
+SELECT replace(path, :'root', '') AS file, size, tokens FROM scipis_files
+WHERE collection = 'fresh' AND path LIKE '%big%';
+SELECT scipis_drop_collection('rebuilt');
+SELECT scipis_create_collection('rebuilt', :'root');
+SELECT files FROM scipis_index('rebuilt');
+SELECT q, count(*) AS differing
+FROM unnest(ARRAY['gam', 'gamma', 'zeta line', 'omega', '7', 'line 30000']) q,
+LATERAL ((SELECT path, score FROM scipis_search(q, 'fresh', k => NULL)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'rebuilt', k => NULL))
+         UNION ALL
+         (SELECT path, score FROM scipis_search(q, 'rebuilt', k => 3)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'fresh', k => 3))) d
+GROUP BY q ORDER BY q;
+SELECT replace(path, :'root', '') AS file, size, tokens FROM scipis_files
+WHERE collection = 'rebuilt' AND path LIKE '%big%';
+SELECT replace(path, :'root', '') AS file FROM scipis_search('gamma', 'fresh', k => 2);
+SELECT replace(path, :'root', '') AS file FROM scipis_search('gamma', 'rebuilt', k => 2);
+
 SELECT scipis_drop_collection('fresh');
 SELECT scipis_drop_collection('rebuilt');
 SELECT pg_temp.sh(format('rm -rf %1$s', :'root'));
