@@ -81,6 +81,10 @@ typedef struct scipis_build_stats
 	uint64_t	deleted_docs;	/* tombstoned documents the index now holds */
 	uint64_t	files_appended;	/* grown only: just the new bytes read, linked */
 	uint64_t	chain_links;	/* appended parts the index now holds */
+	/* A compaction's work. */
+	uint64_t	segments_merged;
+	uint64_t	docs_dropped;	/* tombstoned, and chains' members folded */
+	uint64_t	chains_folded;
 } scipis_build_stats;
 
 typedef struct scipis_build scipis_build;
@@ -142,6 +146,20 @@ typedef struct scipis_build_progress
 scipis_build *scipis_refresh_start(const char *dir, const char *root,
 								   const scipis_options *opts, const char *const *paths,
 								   int n_paths, int flags, scipis_error *err);
+/*
+ * Starts compacting the collection's index in dir: each indexer's last
+ * segments (its tail tier, once it holds 4 or more; with
+ * SCIPIS_COMPACT_ALL every segment of every indexer) are merged into new
+ * ones, tombstoned documents dropped and appended files' chains folded,
+ * and the next generation commits atomically; searches answer the same
+ * before and after. opts: the table sizes of the new segments. Polled,
+ * cancelled and finished as a build (a pause cancels it).
+ */
+#define SCIPIS_COMPACT_ALL 1
+scipis_build *scipis_compact_start(const char *dir, const scipis_options *opts, int flags,
+								   scipis_error *err);
+/* 1 when the index in dir has a tail tier a compaction would merge. */
+int			scipis_compact_needed(const char *dir);
 /*
  * 1 with *ns set when dir records when its collection was last fresh: every
  * change to the tree before that time (ns since the epoch) is searchable;

@@ -137,15 +137,21 @@ void coordinate(scipis_build* b) {
   std::exception_ptr cleaning_error;
   std::thread cleaner([b, &cleaning_error] {
     try {
-      for (const auto& g : b->garbage) remove_tree(g, &b->pipeline->stop_flag());
+      for (const auto& g : b->garbage)
+        remove_tree(g, b->pipeline ? &b->pipeline->stop_flag() : &b->compact->stop);
     } catch (...) {
       cleaning_error = std::current_exception();
     }
   });
   try {
     if (b->refresh) refresh_prepare(b);
-    b->pipeline->run();
-    if (b->refresh) {
+    if (b->compact) {
+      compact_run(b);
+    } else {
+      b->pipeline->run();
+    }
+    if (b->compact) {
+    } else if (b->refresh) {
       refresh_conclude(b);
     } else {
       auto& m = b->next;
@@ -262,11 +268,29 @@ extern "C" int scipis_build_wait(scipis_build* b, int timeout_ms) {
   return b->done ? 1 : 0;
 }
 
-extern "C" void scipis_build_cancel(scipis_build* b) { b->pipeline->stop(); }
+extern "C" void scipis_build_cancel(scipis_build* b) {
+  if (b->compact)
+    b->compact->stop = true;
+  else
+    b->pipeline->stop();
+}
 
-extern "C" void scipis_build_pause(scipis_build* b) { b->pipeline->pause(); }
+// A compaction is not paused: a shutdown drops it whole.
+extern "C" void scipis_build_pause(scipis_build* b) {
+  if (b->compact)
+    scipis_build_cancel(b);
+  else
+    b->pipeline->pause();
+}
 
 extern "C" void scipis_build_get_progress(scipis_build* b, scipis_build_progress* p) {
+  if (b->compact) {
+    *p = scipis_build_progress{};
+    p->phase = SCIPIS_PHASE_FLUSHING;
+    p->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+    return;
+  }
   const Pipeline& pl = *b->pipeline;
   // Done counters first: read before the found ones, they never exceed them.
   p->files_done = pl.totals().files.load();
@@ -295,6 +319,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     // files here would hold up a cancel, so the next build removes it.
     if (b->error) std::rethrow_exception(b->error);
     if (b->refresh) return refresh_commit(b, stats);
+    if (b->compact) return compact_commit(b, stats);
     std::string old_gen;
     std::string mbytes;
     try {
@@ -342,7 +367,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
 
 extern "C" void scipis_build_abort(scipis_build* b) {
   b->aborted = true;
-  b->pipeline->stop();
+  scipis_build_cancel(b);
   scipis_error ignored;
   scipis_build_stats stats;
   while (!scipis_build_wait(b, 100)) {

@@ -14,6 +14,7 @@
 
 #include "index/deletes.h"
 #include "index/manifest.h"
+#include "pipeline/compact.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/refresh.h"
 #include "scipis_engine.h"
@@ -29,6 +30,7 @@ struct RefreshState {
   uint64_t files_gone = 0;        // held files neither unchanged nor appended to
   uint64_t files_deleted = 0;     // of those, files gone (not changed)
   std::vector<scipis::ChainLink> links;  // current's chains, then the new links too
+  scipis::DeadSeqs racy;          // current's racy list (pipeline/compact.h)
 };
 
 struct scipis_build {
@@ -47,6 +49,7 @@ struct scipis_build {
   uint64_t resumed_files = 0, resumed_bytes = 0;
   int64_t started_ns = 0;  // real time when the walk began
   std::unique_ptr<RefreshState> refresh;
+  std::unique_ptr<scipis::CompactState> compact;  // a compaction: no pipeline
 };
 
 // Generations are directories g<N>: the number a new one takes.

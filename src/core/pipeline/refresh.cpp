@@ -146,7 +146,14 @@ void refresh_prepare(scipis_build* b) {
   Collection c(b->dir);
   if (c.manifest().generation != r.current.generation)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a refresh started", b->dir.c_str());
-  r.catalog.load(c, r.scope, b->pipeline->stop_flag());
+  r.racy.assign(r.current.indexers, {});
+  std::string racy;
+  if (read_file(c.gen_dir() + "/" + kRacyFile, racy)) {
+    std::vector<uint64_t> docs;
+    for (uint32_t i = 0; i < r.current.indexers; i++) docs.push_back(c.indexer(i).docs());
+    r.racy = decode_deletes(c.gen_dir() + "/" + kRacyFile, racy, docs);
+  }
+  r.catalog.load(c, r.scope, b->pipeline->stop_flag(), r.racy);
   r.dead.assign(r.current.indexers, {});
   for (uint32_t i = 0; i < r.current.indexers; i++) r.dead[i] = c.indexer(i).dead;
   r.links = c.chain_links();
@@ -221,6 +228,16 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     link_generation(r.current_gen, gen, m.indexers);
     if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
     if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(r.links));
+    // Racy documents not read again yet stay racy.
+    for (uint32_t i = 0; i < m.indexers; i++) {
+      auto& v = r.racy[i];
+      v.erase(std::remove_if(v.begin(), v.end(),
+                             [&](uint64_t q) {
+                               return std::binary_search(r.dead[i].begin(), r.dead[i].end(), q);
+                             }),
+              v.end());
+    }
+    if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
     write_file_durable(gen + "/" + kTermsFile, encode_terms(b->pipeline->term_registers()));
     fsync_dir(gen);
     fsync_dir(b->dir);

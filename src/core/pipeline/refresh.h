@@ -42,12 +42,17 @@ struct KnownFile {
 // read them may have been written again within one tick of the file
 // system's coarse clock, keeping every attribute: they are read again.
 constexpr int64_t kRacyNs = 100 * 1000 * 1000;
+// Documents a compaction merged that were racy in their own segments (a
+// merged segment has one run start): read again by the next refresh.
+// Tombstone file format (index/deletes.h).
+inline const char* kRacyFile = "racy";
 
 class RefreshCatalog {
  public:
-  // The live files of c whose path lies in scope (every one when empty).
+  // The live files of c whose path lies in scope (every one when empty);
+  // those of racy (by indexer, ascending seqs) are read again.
   void load(Collection& c, const std::vector<std::string>& scope,
-            const std::atomic<bool>& stop);
+            const std::atomic<bool>& stop, const DeadSeqs& racy);
   // For the crawlers: a regular file found at path (name in directory
   // dirfd). False when the index holds it as it is now (or it vanished):
   // nothing to read. True when it must be read: new, or changed (its old

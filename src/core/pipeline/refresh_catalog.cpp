@@ -1,6 +1,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "index/file_block_stats.h"
 #include "index/segment_format.h"
 #include "pipeline/append.h"
@@ -18,7 +20,7 @@ bool path_in_scope(std::string_view path, const std::string& scope_path) {
 }
 
 void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
-                          const std::atomic<bool>& stop) {
+                          const std::atomic<bool>& stop, const DeadSeqs& racy_docs) {
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
   std::string paths;
@@ -61,8 +63,10 @@ void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
           if (!in) continue;
         }
         const DocInfo& d = docs[i];
-        const bool racy = s.ref.run_started_ns != INT64_MIN &&
-                          d.ctime_ns >= s.ref.run_started_ns - kRacyNs;
+        const auto& listed = racy_docs[s.ref.indexer];
+        const bool racy = (s.ref.run_started_ns != INT64_MIN &&
+                           d.ctime_ns >= s.ref.run_started_ns - kRacyNs) ||
+                          std::binary_search(listed.begin(), listed.end(), s.seq0 + b * kFileBlock + i);
         const uint64_t seq = s.seq0 + b * kFileBlock + i;
         const int64_t ch = c.chain_of(s.ref.indexer, seq);
         KnownFile k{d.size, d.mtime_ns, d.ctime_ns, d.ino, seq, d.tokens, s.ref.indexer,

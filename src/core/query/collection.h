@@ -71,6 +71,7 @@ class Collection {
  public:
   explicit Collection(std::string dir);
   const Manifest& manifest() const { return m_; }
+  const std::string& gen_dir() const { return gen_dir_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   bool is_current() const;
 

@@ -1,0 +1,445 @@
+#include "pipeline/compact.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "index/chains.h"
+#include "index/deletes.h"
+#include "index/path_index.h"
+#include "index/segment_format.h"
+#include "index/tfidf_index.h"
+#include "pipeline/build.h"
+#include "query/collection.h"
+#include "util/door.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/time_ns.h"
+
+using namespace scipis;
+
+namespace scipis {
+
+std::vector<size_t> plan_merges(const Manifest& m, bool all) {
+  std::vector<std::vector<const SegmentRef*>> by_ix(m.indexers);
+  for (const SegmentRef& s : m.segments) by_ix[s.indexer].push_back(&s);
+  std::vector<size_t> from(m.indexers, SIZE_MAX);
+  for (uint32_t i = 0; i < m.indexers; i++) {
+    const auto& segs = by_ix[i];
+    if (segs.empty()) continue;
+    // Segment j begins inside a document the flush before cut when its
+    // first posting's seq is one past its first record's.
+    std::vector<uint64_t> first(segs.size() + 1, 0);
+    for (size_t j = 0; j < segs.size(); j++) first[j + 1] = first[j] + segs[j]->docs;
+    auto cut_before = [&](size_t j) { return j > 0 && segs[j]->first_seq == first[j] + 1; };
+    size_t k;
+    if (all) {
+      k = 0;
+    } else {
+      uint64_t after = 0;
+      k = segs.size();
+      while (k > 0) {
+        const SegmentRef& s = *segs[k - 1];
+        const uint64_t bytes = s.tf_data_bytes + s.file_data_bytes;
+        if (k < segs.size() && bytes > 2 * after) break;
+        after += bytes;
+        k--;
+      }
+      if (segs.size() - k < kTierWidth) continue;
+    }
+    while (k > 0 && cut_before(k)) k--;
+    if (all || segs.size() - k >= kTierWidth) from[i] = k;
+  }
+  return from;
+}
+
+}  // namespace scipis
+
+namespace {
+
+struct Fwd {
+  uint64_t seq;
+  uint32_t term;
+  uint32_t tf;
+};
+
+using TermCounts = std::vector<std::pair<std::string, uint64_t>>;
+
+// Every posting of segment s, as (seq, term, tf) with terms into names.
+void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t splits,
+            std::vector<std::string>& names, std::vector<Fwd>& out) {
+  std::vector<Posting> ps;
+  std::string block;
+  for (uint32_t sp = 0; sp < splits; sp++) {
+    for (auto& [term, ref] : c.tf_meta(s, sp).all()) {
+      const uint32_t id = static_cast<uint32_t>(names.size());
+      names.push_back(std::move(term));
+      ps.clear();
+      if (ref.len == 0) {
+        if (ref.seq >= ix.docs())
+          fail_corrupt(s.tf_dir + seg_meta(s.ref.seg, sp), "posting names an unknown document");
+        ps.push_back({ref.seq, ref.tf});
+      } else {
+        c.read_block(s, ref, block);
+        const std::string path = s.tf_dir + seg_data(s.ref.seg);
+        decode_postings(path, region_in(path, block, ref), ref, ix.docs(), ps);
+      }
+      for (const Posting& p : ps) out.push_back({p.seq, id, p.tf});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Fwd& a, const Fwd& b) { return a.seq < b.seq; });
+}
+
+// Writes one flush of an indexer's merge as segment seg of gen.
+SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg, uint64_t first_seq,
+                         TfIdfIndex& tf, PathIndex& paths, int split_factor) {
+  OutBuffer tf_data;
+  std::vector<OutBuffer> tf_meta;
+  std::string file_data, trigrams;
+  std::vector<std::string> file_meta;
+  tf.serialise(split_factor, tf_data, tf_meta, &paths);
+  paths.serialise(split_factor, file_data, file_meta, &trigrams);
+  const std::string tdir = gen + "/" + tf_dir(indexer) + "/", fdir = gen + "/" + file_dir(indexer) + "/";
+  mkdir_p(tdir);
+  mkdir_p(fdir);
+  write_file_durable(tdir + seg_data(seg), tf_data.view());
+  for (size_t s = 0; s < tf_meta.size(); s++)
+    write_file_durable(tdir + seg_meta(seg, static_cast<uint32_t>(s)), tf_meta[s].view());
+  write_file_durable(fdir + seg_data(seg), file_data);
+  for (size_t s = 0; s < file_meta.size(); s++)
+    write_file_durable(fdir + seg_meta(seg, static_cast<uint32_t>(s)), file_meta[s]);
+  write_file_durable(fdir + seg_paths(seg), trigrams);
+  SegmentRef r;
+  r.indexer = indexer;
+  r.seg = seg;
+  r.first_seq = first_seq;
+  r.docs = paths.count();
+  r.tf_data_bytes = tf_data.size();
+  r.file_data_bytes = file_data.size();
+  tf.clear();
+  paths.clear();
+  return r;
+}
+
+// Links (or copies) a kept segment's files into the new generation.
+void link_segment(const std::string& from, const std::string& to, const SegmentRef& s,
+                  uint32_t splits) {
+  std::vector<std::string> names[2];
+  names[0].push_back(seg_data(s.seg));
+  names[1].push_back(seg_data(s.seg));
+  for (uint32_t sp = 0; sp < splits; sp++) {
+    names[0].push_back(seg_meta(s.seg, sp));
+    names[1].push_back(seg_meta(s.seg, sp));
+  }
+  names[1].push_back(seg_paths(s.seg));
+  const std::string dirs[2] = {tf_dir(s.indexer), file_dir(s.indexer)};
+  for (int d = 0; d < 2; d++) {
+    mkdir_p(to + "/" + dirs[d]);
+    for (const auto& n : names[d]) {
+      const std::string a = from + "/" + dirs[d] + "/" + n, b = to + "/" + dirs[d] + "/" + n;
+      if (::link(a.c_str(), b.c_str()) == 0) continue;
+      if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP)
+        fail_io(errno, "link", b);
+      std::string bytes;
+      if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
+      write_file_durable(b, bytes);
+    }
+  }
+}
+
+}  // namespace
+
+void compact_run(scipis_build* b) {
+  CompactState& cs = *b->compact;
+  Collection c(b->dir);
+  const Manifest& cur = c.manifest();
+  if (cur.generation != cs.current.generation)
+    fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
+  const uint32_t ni = cur.indexers, sf = cur.split_factor;
+  std::vector<size_t> from_seg = plan_merges(cur, cs.all);
+  std::vector<uint64_t> from(ni, UINT64_MAX);
+  for (uint32_t i = 0; i < ni; i++)
+    if (from_seg[i] != SIZE_MAX) from[i] = c.indexer(i).first[from_seg[i]];
+  auto merged = [&](const DocId& d) { return from[d.indexer] != UINT64_MAX && d.seq >= from[d.indexer]; };
+
+  // Chains whose members all take part are folded into their last member.
+  const auto& chains = c.chains();
+  std::vector<bool> fold(chains.size(), false);
+  absl::flat_hash_map<DocId, size_t> folded_member;  // non-last members of folded chains
+  for (size_t ch = 0; ch < chains.size(); ch++) {
+    fold[ch] = std::all_of(chains[ch].members.begin(), chains[ch].members.end(), merged);
+    if (!fold[ch]) continue;
+    cs.chains_folded++;
+    for (size_t m = 0; m + 1 < chains[ch].members.size(); m++) folded_member[chains[ch].members[m]] = ch;
+  }
+
+  // New numbers: the merged ranges' documents in order, less the dropped.
+  std::vector<std::vector<uint64_t>> renum(ni);
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    if (from[i] == UINT64_MAX) continue;
+    uint64_t next = from[i];
+    renum[i].resize(ix.docs() - from[i]);
+    for (uint64_t q = from[i]; q < ix.docs(); q++) {
+      const bool drop = ix.is_dead(q) || folded_member.contains(DocId{i, q});
+      renum[i][q - from[i]] = drop ? UINT64_MAX : next++;
+      cs.docs_dropped += drop;
+    }
+    cs.segments_merged += ix.segs.size() - from_seg[i];
+  }
+  auto new_id = [&](const DocId& d) {
+    return merged(d) ? DocId{d.indexer, renum[d.indexer][d.seq - from[d.indexer]]} : d;
+  };
+
+  // Terms of the folded chains' earlier members, gathered first: a chain
+  // may end in an indexer merged before the one holding its root.
+  absl::flat_hash_map<DocId, TermCounts> stash;
+  if (!folded_member.empty()) {
+    for (uint32_t i = 0; i < ni; i++) {
+      if (from[i] == UINT64_MAX) continue;
+      IndexerState& ix = c.indexer(i);
+      for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
+        SegmentState& s = *ix.segs[j];
+        bool holds = false;
+        for (uint64_t q = ix.first[j]; q < ix.first[j + 1] && !holds; q++)
+          holds = folded_member.contains(DocId{i, q});
+        // A member cut by the flush before has postings here too.
+        if (!holds && ix.first[j + 1] < ix.docs())
+          holds = folded_member.contains(DocId{i, ix.first[j + 1]});
+        if (!holds) continue;
+        std::vector<std::string> names;
+        std::vector<Fwd> fwd;
+        invert(c, s, ix, sf, names, fwd);
+        for (const Fwd& f : fwd)
+          if (folded_member.contains(DocId{i, f.seq}))
+            stash[DocId{i, f.seq}].emplace_back(names[f.term], f.tf);
+        if (cs.stop.load()) fail(SCIPIS_E_CANCELED, "compaction was cancelled");
+      }
+    }
+  }
+
+  Manifest& m = b->next;
+  const uint64_t generation = m.generation;
+  m = cur;
+  m.generation = generation;
+  m.segments.clear();
+  // Segments before each merge keep their files (linked) and numbers.
+  const std::string old_gen = cs.current.gen_dir(b->dir);
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    const size_t keep = from_seg[i] == SIZE_MAX ? ix.segs.size() : from_seg[i];
+    for (size_t j = 0; j < keep; j++) {
+      link_segment(old_gen, b->cfg.gen_dir, ix.segs[j]->ref, cur.split_factor);
+      m.segments.push_back(ix.segs[j]->ref);
+    }
+  }
+  const scipis_options& o = b->cfg.opts;
+  const std::string& gen = b->cfg.gen_dir;
+  DeadSeqs dead(ni);
+  std::vector<std::vector<uint64_t>> racy(ni);
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    for (uint64_t q : ix.dead)
+      if (from[i] == UINT64_MAX || q < from[i]) dead[i].push_back(q);
+    if (from[i] == UINT64_MAX) continue;
+    TfIdfIndex tf(static_cast<uint64_t>(o.tfidf_index_size), o.index_depth);
+    PathIndex paths(static_cast<uint64_t>(o.path_index_size));
+    uint32_t seg_no = 0;
+    for (SegmentState* s : ix.segs) seg_no = std::max(seg_no, s->ref.seg + 1);
+    int64_t run_started = INT64_MIN;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++)
+      run_started = std::max(run_started, ix.segs[j]->ref.run_started_ns);
+    uint64_t first_seq = from[i], next_seq = from[i];
+    uint32_t since_check = 0;
+    auto flush = [&] {
+      SegmentRef r = write_segment(gen, i, seg_no++, first_seq, tf, paths, static_cast<int>(sf));
+      r.run_started_ns = run_started;
+      m.segments.push_back(r);
+      first_seq = next_seq;
+    };
+    auto add = [&](std::string_view term, uint64_t seq, uint64_t n) {
+      tf.add(TermKey::of(term), seq, static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX)));
+      if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
+    };
+    std::vector<Fwd> carry;  // postings of the document the last segment's flush cut
+    std::vector<std::string> carry_names;
+    DocInfo docs[kFileBlock];
+    size_t ends[kFileBlock];
+    std::string recpaths;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
+      if (cs.stop.load()) fail(SCIPIS_E_CANCELED, "compaction was cancelled");
+      SegmentState& s = *ix.segs[j];
+      std::vector<std::string> names = std::move(carry_names);
+      std::vector<Fwd> fwd;
+      invert(c, s, ix, sf, names, fwd);
+      for (const Fwd& f : carry) fwd.push_back(f);
+      std::stable_sort(fwd.begin(), fwd.end(), [](const Fwd& a, const Fwd& b) { return a.seq < b.seq; });
+      size_t at = 0;
+      const FileBlocks& fb = c.files(s);
+      for (size_t blk = 0; blk < fb.blocks(); blk++) {
+        recpaths.clear();
+        fb.decode(blk, docs, recpaths, ends);
+        for (size_t r = 0, pat = 0; r < fb.records_in(blk); pat = ends[r++]) {
+          const uint64_t q = ix.first[j] + blk * kFileBlock + r;
+          const size_t begin = at;
+          while (at < fwd.size() && fwd[at].seq == q) at++;
+          const uint64_t nq = renum[i][q - from[i]];
+          if (nq == UINT64_MAX) continue;
+          DocInfo d = docs[r];
+          d.seq = next_seq++;
+          if (nq != d.seq) fail(SCIPIS_E_INTERNAL, "compaction lost count of its documents");
+          const int64_t ch = c.chain_of(i, q);
+          if (ch >= 0 && fold[static_cast<size_t>(ch)]) {
+            // The chain as one document: its members' counts summed, less
+            // what its links retracted.
+            const Chain& chain = chains[static_cast<size_t>(ch)];
+            std::map<std::string, uint64_t> sum;
+            for (size_t x = begin; x < at; x++) sum[names[fwd[x].term]] += fwd[x].tf;
+            for (size_t mm = 0; mm + 1 < chain.members.size(); mm++)
+              for (const auto& [t, n] : stash[chain.members[mm]]) sum[t] += n;
+            for (const std::string& t : chain.retract) {
+              auto it = sum.find(t);
+              if (it != sum.end() && --it->second == 0) sum.erase(it);
+            }
+            for (const auto& [t, n] : sum) add(t, d.seq, n);
+            d.tokens = chain.tokens;
+          } else {
+            for (size_t x = begin; x < at; x++) add(names[fwd[x].term], d.seq, fwd[x].tf);
+          }
+          if (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs)
+            racy[i].push_back(d.seq);
+          paths.add(d, std::string_view(recpaths).substr(pat, ends[r] - pat));
+          if (paths.full() || tf.full()) flush();
+        }
+      }
+      // What is left belongs to the document whose record the next
+      // segment holds.
+      carry.clear();
+      carry_names.clear();
+      for (; at < fwd.size(); at++) {
+        carry.push_back({fwd[at].seq, static_cast<uint32_t>(carry_names.size()), fwd[at].tf});
+        carry_names.push_back(names[fwd[at].term]);
+      }
+    }
+    if (!carry.empty()) fail_corrupt(ix.segs.back()->tf_dir, "postings name a document past the last");
+    if (!tf.empty() || !paths.empty()) flush();
+  }
+  std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
+    return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
+  });
+
+  // Chains left: their members renumbered.
+  std::vector<ChainLink> links;
+  for (const ChainLink& l : c.chain_links()) {
+    const int64_t ch = c.chain_of(l.root.indexer, l.root.seq);
+    if (ch >= 0 && fold[static_cast<size_t>(ch)]) continue;
+    ChainLink n = l;
+    n.root = new_id(l.root);
+    n.ext = new_id(l.ext);
+    links.push_back(std::move(n));
+  }
+  // Racy documents of the merged segments, and those a compaction before
+  // named, are read again by the next refresh.
+  std::string bytes;
+  if (read_file(cs.current.gen_dir(b->dir) + "/" + kRacyFile, bytes)) {
+    std::vector<uint64_t> docs;
+    for (uint32_t i = 0; i < ni; i++) docs.push_back(c.indexer(i).docs());
+    DeadSeqs old = decode_deletes(cs.current.gen_dir(b->dir) + "/" + kRacyFile, bytes, docs);
+    for (uint32_t i = 0; i < ni; i++)
+      for (uint64_t q : old[i]) {
+        const DocId d = new_id(DocId{i, q});
+        if (d.seq != UINT64_MAX && !(from[i] == UINT64_MAX && c.indexer(i).is_dead(q)))
+          racy[i].push_back(d.seq);
+      }
+  }
+  for (auto& r : racy) {
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+  }
+  for (auto& d : dead) std::sort(d.begin(), d.end());
+  m.deleted = count_dead(dead);
+  m.chain_links = links.size();
+  if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(dead));
+  if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(links));
+  if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
+  std::string terms;
+  if (read_file(old_gen + "/" + kTermsFile, terms)) write_file_durable(gen + "/" + kTermsFile, terms);
+}
+
+void compact_commit(scipis_build* b, scipis_build_stats* stats) {
+  CompactState& cs = *b->compact;
+  Manifest& m = b->next;
+  const std::string& gen = b->cfg.gen_dir;
+  const bool changed = cs.segments_merged > 0;
+  if (changed) {
+    fsync_dir(gen);
+    fsync_dir(b->dir);
+    m.index_bytes = tree_bytes(gen);
+    std::string enc = m.encode();
+    m.index_bytes += enc.size();
+    enc = m.encode();
+    replace_file_atomic(manifest_path(b->dir), enc);
+    remove_tree(cs.current.gen_dir(b->dir));
+  } else {
+    remove_tree(gen);
+  }
+  const Manifest& now = changed ? m : cs.current;
+  *stats = scipis_build_stats{};
+  stats->files = now.files;
+  stats->bytes = now.bytes;
+  stats->tokens = now.total_tokens;
+  stats->terms = now.terms;
+  stats->segments = now.segments.size();
+  stats->index_bytes = now.index_bytes;
+  stats->deleted_docs = now.deleted;
+  stats->chain_links = now.chain_links;
+  stats->segments_merged = cs.segments_merged;
+  stats->docs_dropped = cs.docs_dropped;
+  stats->chains_folded = cs.chains_folded;
+  stats->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+}
+
+extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_options* opts,
+                                              int flags, scipis_error* err) {
+  scipis_build* result = nullptr;
+  guarded(err, [&] {
+    if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
+    const std::string d = dir;
+    std::string mbytes;
+    if (!read_file(manifest_path(d), mbytes))
+      fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")", dir);
+    auto b = std::make_unique<scipis_build>();
+    b->dir = d;
+    b->compact = std::make_unique<CompactState>();
+    CompactState& cs = *b->compact;
+    cs.all = (flags & SCIPIS_COMPACT_ALL) != 0;
+    cs.current = Manifest::decode(manifest_path(d), mbytes);
+    b->cfg.opts = *opts;
+    resolve_threads(b->cfg.opts);
+    b->garbage = list_garbage(d, &cs.current, "");
+    b->next.generation = next_generation(d, &cs.current);
+    b->cfg.gen_dir = b->next.gen_dir(d);
+    mkdir_p(b->cfg.gen_dir);
+    launch_build(*b);
+    result = b.release();
+  });
+  return result;
+}
+
+extern "C" int scipis_compact_needed(const char* dir) {
+  try {
+    std::string mbytes;
+    if (!read_file(manifest_path(dir), mbytes)) return 0;
+    const Manifest m = Manifest::decode(manifest_path(dir), mbytes);
+    for (size_t f : plan_merges(m, false))
+      if (f != SIZE_MAX) return 1;
+    return 0;
+  } catch (...) {
+    return 0;
+  }
+}

@@ -1,0 +1,42 @@
+// Compaction (the SCIPIS paper's LSM-style merges): an indexer's last
+// segments are merged into one run of new segments, their documents
+// renumbered in order, tombstoned ones dropped and appended files' chains
+// whose members all take part folded into single documents. Earlier
+// segments keep their files (linked into the new generation) and their
+// documents' numbers, so a merge costs what its segments hold.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "index/manifest.h"
+#include "scipis_engine.h"
+
+namespace scipis {
+
+// Merges begin once an indexer's tail tier holds this many segments.
+constexpr size_t kTierWidth = 4;
+
+// Where each indexer's merge starts (an index into its segments, in flush
+// order), or SIZE_MAX for none. all: every segment of an indexer that has
+// more than one, or any tombstoned or chained document; else the tail
+// tier: the last segments, each at most twice the size of those after it,
+// when there are kTierWidth or more. A merge never starts inside a
+// document a flush cut.
+std::vector<size_t> plan_merges(const Manifest& m, bool all);
+
+struct CompactState {
+  bool all = false;
+  Manifest current;
+  std::atomic<bool> stop{false};
+  uint64_t segments_merged = 0, docs_dropped = 0, chains_folded = 0;
+};
+
+}  // namespace scipis
+
+struct scipis_build;
+// The coordinator's part (engine thread) and the commit (caller's thread).
+void compact_run(scipis_build* b);
+void compact_commit(scipis_build* b, scipis_build_stats* stats);
