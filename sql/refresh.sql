@@ -105,6 +105,26 @@ WHERE collection = 'rebuilt' AND path LIKE '%big%';
 SELECT replace(path, :'root', '') AS file FROM scipis_search('gamma', 'fresh', k => 2);
 SELECT replace(path, :'root', '') AS file FROM scipis_search('gamma', 'rebuilt', k => 2);
 
+-- Compaction: every segment of an indexer merged, tombstones dropped, the
+-- appended log's linked documents folded into one; the same answers.
+SELECT segments_merged > 0 AS merged, docs_dropped, chains_folded, deleted_docs,
+       seconds >= 0 AS timed
+FROM scipis_compact('fresh');
+SELECT files, deleted_docs FROM scipis_collections WHERE name = 'fresh';
+SELECT q, count(*) AS differing
+FROM unnest(ARRAY['gam', 'gamma', 'zeta line', 'omega', '7', 'line 30000', 'alpha zeta']) q,
+LATERAL ((SELECT path, score FROM scipis_search(q, 'fresh', k => NULL)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'rebuilt', k => NULL))
+         UNION ALL
+         (SELECT path, score FROM scipis_search(q, 'rebuilt', k => 3)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'fresh', k => 3))) d
+GROUP BY q ORDER BY q;
+SELECT replace(path, :'root', '') AS file, size, tokens FROM scipis_files
+WHERE collection = 'fresh' ORDER BY 1;
+SELECT segments_merged, docs_dropped FROM scipis_compact('fresh');
+SELECT * FROM scipis_compact('nosuch');
+SELECT * FROM scipis_compact(NULL);
+
 SELECT scipis_drop_collection('fresh');
 SELECT scipis_drop_collection('rebuilt');
 SELECT pg_temp.sh(format('rm -rf %1$s', :'root'));

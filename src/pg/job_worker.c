@@ -488,6 +488,9 @@ build_collection(JobRun *r, int threads)
 	current_build = NULL;
 	if (end == RUN_FAILED)
 		scipis_raise(&err);
+	/* Segments a run of refreshes piled up are merged while the lock is held. */
+	if (r->refresh)
+		scipis_compact_tiers(r->dir, &opts, r->c.name);
 	return end;
 }
 

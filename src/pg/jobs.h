@@ -90,6 +90,11 @@ int64		scipis_jobs_queued(void);
 bool		scipis_lock_try(uint32 space, Oid database, uint32 key);
 void		scipis_lock_release(uint32 space, Oid database, uint32 key);
 
+/* compact_sql.c */
+bool		scipis_compact_run(const char *dir, const scipis_options *opts, bool all,
+							   scipis_build_stats *stats, scipis_error *err);
+void		scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name);
+
 /* job_sql.c */
 void		scipis_jobs_cancel_collection(int64 collection_id);
 /* Block index jobs for block_build.c: the id of the job. */

@@ -400,6 +400,8 @@ refresh(Watcher *w, int64 as_of)
 	}
 	ok = b != NULL && scipis_build_finish(b, &stats, &err) == 0 &&
 		scipis_mark_fresh(w->dir, as_of, &err) == 0;
+	if (ok)
+		scipis_compact_tiers(w->dir, &opts, w->c.name);
 	scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
 	if (!ok)
 		ereport(LOG,

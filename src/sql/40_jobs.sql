@@ -115,6 +115,19 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'scipis_refresh_collection'
 LANGUAGE C VOLATILE;
 
+-- Merges every segment of each of the collection's indexers into one run,
+-- dropping tombstoned documents and folding appended files' linked
+-- documents (README "Compaction"); answers are the same before and after.
+-- Runs in the calling backend, after any build or refresh of the
+-- collection; refreshes merge their tail tiers on their own.
+CREATE FUNCTION scipis_compact(name text,
+    OUT segments_merged bigint, OUT docs_dropped bigint, OUT chains_folded bigint,
+    OUT segments bigint, OUT deleted_docs bigint, OUT index_bytes bigint,
+    OUT seconds double precision)
+RETURNS record
+AS 'MODULE_PATHNAME', 'scipis_compact_collection'
+LANGUAGE C VOLATILE;
+
 -- Returns true once every change to the tree made before as_of is
 -- searchable (fresh_as_of >= as_of): a refresh already queued or running
 -- is waited for, else one is run; false when timeout passes first.

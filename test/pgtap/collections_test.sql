@@ -6,7 +6,7 @@ SELECT setting || '/scipis/loghub-2k' AS sample FROM pg_config WHERE name = 'SHA
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS scipis;
-SELECT plan(32);
+SELECT plan(33);
 
 SELECT has_function('scipis_create_collection', ARRAY['text', 'text', 'jsonb']);
 SELECT has_function('scipis_index', ARRAY['text', 'boolean']);
@@ -14,6 +14,7 @@ SELECT has_function('scipis_cancel_job', ARRAY['bigint']);
 SELECT has_function('scipis_wait_job', ARRAY['bigint', 'interval']);
 SELECT has_function('scipis_run_jobs', ARRAY[]::text[]);
 SELECT has_function('scipis_refresh', ARRAY['text', 'text[]', 'boolean']);
+SELECT has_function('scipis_compact', ARRAY['text']);
 SELECT has_function('scipis_wait_fresh', ARRAY['text', 'timestamp with time zone', 'interval']);
 SELECT has_function('scipis_create_block_index', ARRAY['text', 'jsonb', 'jsonb', 'boolean']);
 SELECT has_view('scipis_jobs');

@@ -161,6 +161,12 @@ void compact_run(scipis_build* b) {
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
   const uint32_t ni = cur.indexers, sf = cur.split_factor;
   std::vector<size_t> from_seg = plan_merges(cur, cs.all);
+  // An indexer of one segment with nothing to drop or fold is left be.
+  for (uint32_t i = 0; i < ni; i++) {
+    const IndexerState& ix = c.indexer(i);
+    if (from_seg[i] == 0 && ix.segs.size() == 1 && ix.dead.empty() && ix.chained.empty())
+      from_seg[i] = SIZE_MAX;
+  }
   std::vector<uint64_t> from(ni, UINT64_MAX);
   for (uint32_t i = 0; i < ni; i++)
     if (from_seg[i] != SIZE_MAX) from[i] = c.indexer(i).first[from_seg[i]];

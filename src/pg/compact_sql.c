@@ -1,0 +1,114 @@
+/*
+ * Compaction: scipis_compact(name), run in the calling backend under the
+ * collection's build lock, and the tiered merges the job workers and the
+ * watchers run after their refreshes (scipis_compact_tiers).
+ */
+#include "jobs.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(scipis_compact_collection);
+
+/*
+ * Runs a compaction of the index in dir to its end. False with err set
+ * when it failed; a cancel or a shutdown stops it first (the previous
+ * generation stays live) and is raised.
+ */
+bool
+scipis_compact_run(const char *dir, const scipis_options *opts, bool all,
+				   scipis_build_stats *stats, scipis_error *err)
+{
+	scipis_build *b = scipis_compact_start(dir, opts, all ? SCIPIS_COMPACT_ALL : 0, err);
+
+	if (b == NULL)
+		return false;
+	while (!scipis_build_wait(b, 50))
+	{
+		if (ProcDiePending || QueryCancelPending)
+		{
+			scipis_build_abort(b);
+			CHECK_FOR_INTERRUPTS();
+			snprintf(err->message, sizeof(err->message), "compaction was cancelled");
+			err->code = SCIPIS_E_CANCELED;
+			return false;
+		}
+	}
+	return scipis_build_finish(b, stats, err) == 0;
+}
+
+/*
+ * After a refresh, by its caller holding the collection's lock: merges
+ * the tail tiers if segments piled up. Failures are logged, never raised:
+ * the refresh has committed, and the next one tries again.
+ */
+void
+scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name)
+{
+	scipis_build_stats stats;
+	scipis_error err;
+
+	if (!scipis_compact_needed(dir))
+		return;
+	if (!scipis_compact_run(dir, opts, false, &stats, &err))
+		ereport(LOG,
+				(errmsg("scipis: compacting \"%s\" failed: %s (tried again after the next refresh)",
+						name, err.message)));
+}
+
+Datum
+scipis_compact_collection(PG_FUNCTION_ARGS)
+{
+	ScipisCollection *c;
+	scipis_options opts;
+	scipis_build_stats stats;
+	scipis_error err;
+	TupleDesc	desc;
+	Datum		values[7];
+	bool		nulls[7] = {0};
+	volatile bool ok = false;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("collection name must not be null")));
+	c = scipis_collection_get(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	scipis_require_read_server_files("compact a scipis collection");
+	scipis_require_read(c);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "scipis_compact returns a row");
+	desc = BlessTupleDesc(desc);
+	scipis_options_from_jsonb(c->options, &opts);
+	/* A build, refresh or watcher of the collection goes first. */
+	while (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) c->id))
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	PG_TRY();
+	{
+		ok = scipis_compact_run(scipis_collection_dir(c), &opts, true, &stats, &err);
+	}
+	PG_FINALLY();
+	{
+		scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) c->id);
+	}
+	PG_END_TRY();
+	if (!ok)
+		scipis_raise(&err);
+	scipis_index_forget(c);
+	values[0] = Int64GetDatum((int64) stats.segments_merged);
+	values[1] = Int64GetDatum((int64) stats.docs_dropped);
+	values[2] = Int64GetDatum((int64) stats.chains_folded);
+	values[3] = Int64GetDatum((int64) stats.segments);
+	values[4] = Int64GetDatum((int64) stats.deleted_docs);
+	values[5] = Int64GetDatum((int64) stats.index_bytes);
+	values[6] = Float8GetDatum(stats.seconds);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
