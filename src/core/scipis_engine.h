@@ -148,7 +148,8 @@ scipis_build *scipis_refresh_start(const char *dir, const char *root,
 								   int n_paths, int flags, scipis_error *err);
 /*
  * Starts compacting the collection's index in dir: each indexer's last
- * segments (its tail tier, once it holds 4 or more; with
+ * segments (its tail tier, once it holds 2 or more, or from where
+ * tombstoned and linked documents are half of them; with
  * SCIPIS_COMPACT_ALL every segment of every indexer) are merged into new
  * ones, tombstoned documents dropped and appended files' chains folded,
  * and the next generation commits atomically; searches answer the same

@@ -534,9 +534,20 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   std::memcpy(data.data(), header.data(), kHeaderSize);
 }
 
-void TfIdfIndex::clear() {
+void TfIdfIndex::clear(uint64_t budget) {
   const double per_term = terms_ ? static_cast<double>(arena_used_) / static_cast<double>(terms_)
                                  : kArenaPerTermGuess;
+  if (budget && std::min(budget, kMaxBudget) != budget_) {
+    huge_free(region_, region_bytes_);
+    region_ = nullptr;
+    budget_ = std::min(budget, kMaxBudget);
+    size_t front = 64;
+    while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
+    front_.assign(front, 0);
+    front_mask_ = front - 1;
+    region_bytes_ = region_bytes_for(budget_, depth_);
+    region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_));
+  }
   terms_ = 0;
   postings_ = 0;
   term_bytes_ = 0;

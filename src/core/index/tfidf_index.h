@@ -133,7 +133,10 @@ class TfIdfIndex {
   // lengths of the finished documents, which bound the blocks' scores.
   void serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas,
                  const PathIndex* docs = nullptr) const;
-  void clear();
+  // With budget (0: keep it), the index holds that much from now on: a
+  // build that starts small (a refresh) grows its table as it flushes,
+  // instead of clearing pages of a large one for a few terms.
+  void clear(uint64_t budget = 0);
 
   // Upper bounds, from the options alone, of what an index holds (its
   // region, front cache and sort scratch) and of the bytes one flush's

@@ -24,6 +24,20 @@ using namespace scipis;
 
 namespace scipis {
 
+size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j) {
+  std::vector<const SegmentRef*> segs;
+  for (const SegmentRef& s : m.segments)
+    if (s.indexer == indexer) segs.push_back(&s);
+  uint64_t a = 0;
+  std::vector<uint64_t> first;
+  for (const SegmentRef* s : segs) {
+    first.push_back(a);
+    a += s->docs;
+  }
+  while (j > 0 && segs[j]->first_seq == first[j] + 1) j--;
+  return j;
+}
+
 std::vector<size_t> plan_merges(const Manifest& m, bool all) {
   std::vector<std::vector<const SegmentRef*>> by_ix(m.indexers);
   for (const SegmentRef& s : m.segments) by_ix[s.indexer].push_back(&s);
@@ -31,11 +45,6 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all) {
   for (uint32_t i = 0; i < m.indexers; i++) {
     const auto& segs = by_ix[i];
     if (segs.empty()) continue;
-    // Segment j begins inside a document the flush before cut when its
-    // first posting's seq is one past its first record's.
-    std::vector<uint64_t> first(segs.size() + 1, 0);
-    for (size_t j = 0; j < segs.size(); j++) first[j + 1] = first[j] + segs[j]->docs;
-    auto cut_before = [&](size_t j) { return j > 0 && segs[j]->first_seq == first[j] + 1; };
     size_t k;
     if (all) {
       k = 0;
@@ -45,13 +54,13 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all) {
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
         const uint64_t bytes = s.tf_data_bytes + s.file_data_bytes;
-        if (k < segs.size() && bytes > 2 * after) break;
+        if (k < segs.size() && bytes > kTierRatio * after) break;
         after += bytes;
         k--;
       }
       if (segs.size() - k < kTierWidth) continue;
     }
-    while (k > 0 && cut_before(k)) k--;
+    k = first_uncut(m, i, k);
     if (all || segs.size() - k >= kTierWidth) from[i] = k;
   }
   return from;
@@ -96,13 +105,15 @@ void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t spl
 
 // Writes one flush of an indexer's merge as segment seg of gen.
 SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg, uint64_t first_seq,
-                         TfIdfIndex& tf, PathIndex& paths, int split_factor) {
+                         TfIdfIndex& tf, PathIndex& paths, int split_factor, uint64_t& budget,
+                         uint64_t max_budget) {
   OutBuffer tf_data;
   std::vector<OutBuffer> tf_meta;
   std::string file_data, trigrams;
   std::vector<std::string> file_meta;
   tf.serialise(split_factor, tf_data, tf_meta, &paths);
   paths.serialise(split_factor, file_data, file_meta, &trigrams);
+  budget = std::min(4 * budget, max_budget);
   const std::string tdir = gen + "/" + tf_dir(indexer) + "/", fdir = gen + "/" + file_dir(indexer) + "/";
   mkdir_p(tdir);
   mkdir_p(fdir);
@@ -120,7 +131,7 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
   r.docs = paths.count();
   r.tf_data_bytes = tf_data.size();
   r.file_data_bytes = file_data.size();
-  tf.clear();
+  tf.clear(budget);
   paths.clear();
   return r;
 }
@@ -166,6 +177,49 @@ void compact_run(scipis_build* b) {
     const IndexerState& ix = c.indexer(i);
     if (from_seg[i] == 0 && ix.segs.size() == 1 && ix.dead.empty() && ix.chained.empty())
       from_seg[i] = SIZE_MAX;
+  }
+  if (!cs.all) {
+    // Garbage (tombstoned documents, chain members) costs every query:
+    // a merge reaches back to the first segment from which on it is
+    // kGarbageShare or more of the documents.
+    for (uint32_t i = 0; i < ni; i++) {
+      const IndexerState& ix = c.indexer(i);
+      size_t dead = ix.dead.size(), chained = ix.chained.size();
+      size_t d = 0, ch = 0;
+      for (size_t j = 0; j < ix.segs.size() && j < from_seg[i]; j++) {
+        const uint64_t docs = ix.docs() - ix.first[j];
+        const uint64_t garbage = (dead - d) + (chained - ch);
+        if (garbage > 0 && garbage * kGarbageShareDenominator >= docs) {
+          from_seg[i] = first_uncut(cur, i, j);
+          break;
+        }
+        while (d < dead && ix.dead[d] < ix.first[j + 1]) d++;
+        while (ch < chained && ix.chained[ch] < ix.first[j + 1]) ch++;
+      }
+    }
+    // A chain folds only when each of its members takes part: a merge
+    // that holds its root (the oldest, costly to reach) reaches forward to
+    // the others, which are newer; one that holds only newer members does
+    // not reach back.
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const Chain& chain : c.chains()) {
+        const DocId& root = chain.members.front();
+        if (from_seg[root.indexer] == SIZE_MAX ||
+            root.seq < c.indexer(root.indexer).first[from_seg[root.indexer]])
+          continue;
+        for (const DocId& d : chain.members) {
+          const IndexerState& ix = c.indexer(d.indexer);
+          const size_t j = static_cast<size_t>(
+              std::upper_bound(ix.first.begin(), ix.first.end(), d.seq) - ix.first.begin() - 1);
+          const size_t k = first_uncut(cur, d.indexer, j);
+          if (k < from_seg[d.indexer]) {
+            from_seg[d.indexer] = k;
+            grew = true;
+          }
+        }
+      }
+    }
   }
   std::vector<uint64_t> from(ni, UINT64_MAX);
   for (uint32_t i = 0; i < ni; i++)
@@ -252,7 +306,9 @@ void compact_run(scipis_build* b) {
     for (uint64_t q : ix.dead)
       if (from[i] == UINT64_MAX || q < from[i]) dead[i].push_back(q);
     if (from[i] == UINT64_MAX) continue;
-    TfIdfIndex tf(static_cast<uint64_t>(o.tfidf_index_size), o.index_depth);
+    // Small to start with, grown at each flush (PipelineConfig::tfidf_start).
+    uint64_t budget = std::min<uint64_t>(4u << 20, static_cast<uint64_t>(o.tfidf_index_size));
+    TfIdfIndex tf(budget, o.index_depth);
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
     uint32_t seg_no = 0;
     for (SegmentState* s : ix.segs) seg_no = std::max(seg_no, s->ref.seg + 1);
@@ -262,7 +318,8 @@ void compact_run(scipis_build* b) {
     uint64_t first_seq = from[i], next_seq = from[i];
     uint32_t since_check = 0;
     auto flush = [&] {
-      SegmentRef r = write_segment(gen, i, seg_no++, first_seq, tf, paths, static_cast<int>(sf));
+      SegmentRef r = write_segment(gen, i, seg_no++, first_seq, tf, paths, static_cast<int>(sf), budget,
+                                   static_cast<uint64_t>(o.tfidf_index_size));
       r.run_started_ns = run_started;
       m.segments.push_back(r);
       first_seq = next_seq;
@@ -358,8 +415,7 @@ void compact_run(scipis_build* b) {
     for (uint32_t i = 0; i < ni; i++)
       for (uint64_t q : old[i]) {
         const DocId d = new_id(DocId{i, q});
-        if (d.seq != UINT64_MAX && !(from[i] == UINT64_MAX && c.indexer(i).is_dead(q)))
-          racy[i].push_back(d.seq);
+        if (d.seq != UINT64_MAX && !c.indexer(i).is_dead(q)) racy[i].push_back(d.seq);
       }
   }
   for (auto& r : racy) {
@@ -444,7 +500,11 @@ extern "C" int scipis_compact_needed(const char* dir) {
     const Manifest m = Manifest::decode(manifest_path(dir), mbytes);
     for (size_t f : plan_merges(m, false))
       if (f != SIZE_MAX) return 1;
-    return 0;
+    // Garbage a merge may reclaim (compact_run looks closer).
+    uint64_t docs = 0;
+    for (const SegmentRef& s : m.segments) docs += s.docs;
+    const uint64_t garbage = m.deleted + 2 * m.chain_links;
+    return garbage > 0 && garbage * kGarbageShareDenominator >= docs ? 1 : 0;
   } catch (...) {
     return 0;
   }

@@ -16,14 +16,25 @@
 
 namespace scipis {
 
-// Merges begin once an indexer's tail tier holds this many segments.
-constexpr size_t kTierWidth = 4;
+// Merges begin once an indexer's tail tier holds this many segments; a
+// segment is in the tail tier while it is at most kTierRatio times the
+// size of the segments after it: sizes fall geometrically from the oldest
+// segment to the newest, so an indexer keeps about log_kTierRatio of its
+// growth in segments, and a byte is rewritten about that many times.
+constexpr size_t kTierWidth = 2;
+constexpr uint64_t kTierRatio = 8;
+// A merge also reaches back to the first segment from which on tombstoned
+// documents and appended files' linked documents are half or more.
+constexpr uint64_t kGarbageShareDenominator = 2;
+// Segment j of an indexer, or the one before it while it begins inside a
+// document a flush cut.
+size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
 
 // Where each indexer's merge starts (an index into its segments, in flush
 // order), or SIZE_MAX for none. all: every segment of an indexer that has
 // more than one, or any tombstoned or chained document; else the tail
-// tier: the last segments, each at most twice the size of those after it,
-// when there are kTierWidth or more. A merge never starts inside a
+// tier: the last segments, each at most kTierRatio times the size of those
+// after it, when there are kTierWidth or more. A merge never starts inside a
 // document a flush cut.
 std::vector<size_t> plan_merges(const Manifest& m, bool all);
 

@@ -492,7 +492,9 @@ void Pipeline::indexer_loop(int id) {
   // Before the term table and arena are mapped: they come from this node.
   place(NumaRole::kIndexer, id, node);
   const auto& o = cfg_.opts;
-  TfIdfIndex tf(o.tfidf_index_size, o.index_depth, sketches_[static_cast<size_t>(id)].get());
+  uint64_t budget = cfg_.tfidf_start ? std::min<uint64_t>(cfg_.tfidf_start, o.tfidf_index_size)
+                                     : o.tfidf_index_size;
+  TfIdfIndex tf(budget, o.index_depth, sketches_[static_cast<size_t>(id)].get());
   PathIndex paths(o.path_index_size);
   uint64_t next_seq = 0, first_seq = 0;
   uint32_t seg_no = 0;
@@ -548,7 +550,8 @@ void Pipeline::indexer_loop(int id) {
     size_t file_bytes = job.file_data.capacity() + job.path_trigrams.capacity();
     for (const auto& m : job.file_meta) file_bytes += m.capacity();
     job.file_bytes.set(file_bytes);
-    tf.clear();
+    budget = std::min<uint64_t>(4 * budget, o.tfidf_index_size);
+    tf.clear(budget);
     paths.clear();
     first_seq = next_seq;
     if (!to_writer_.push(std::move(job))) fail(SCIPIS_E_CANCELED, "indexing was cancelled");

@@ -36,6 +36,9 @@ struct PipelineConfig {
   bool marks = false;
   std::shared_ptr<const ResumeState> resume;
   uint32_t stop_after_marks = 0;  // tests: stop the build after this many marks
+  // Set: each indexer's TF-IDF table starts this small and grows fourfold
+  // at each flush up to opts.tfidf_index_size (a refresh: most read little).
+  uint64_t tfidf_start = 0;
   // A refresh of given paths: where the walk starts instead of the root.
   std::shared_ptr<const std::vector<DirWork>> starts;
 };

@@ -108,6 +108,10 @@ std::vector<DirWork> walk_starts(const std::string& root, const std::vector<std:
 
 uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
+// Most refreshes read a few files: a table this small to start with
+// (PipelineConfig::tfidf_start) spares them clearing a large one.
+constexpr uint64_t kRefreshTableStart = 4u << 20;
+
 // Links (or, where the file system has no hard links, copies) every file
 // of the old generation's index directories into the new one.
 void link_generation(const std::string& from, const std::string& to, uint32_t indexers) {
@@ -325,6 +329,7 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     rs.current_gen = current->gen_dir(d);
     rs.scope = scope;
     b->cfg.rules.known = &rs.catalog;
+    b->cfg.tfidf_start = kRefreshTableStart;
     if (!scope.empty())
       b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
     mkdir_p(b->cfg.gen_dir);
