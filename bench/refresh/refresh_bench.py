@@ -269,7 +269,8 @@ def write_report(o, path):
     a = o["append"]
     L += ["", "## 1 KiB appended to a 20 MiB file", "",
           f"scipis_refresh(name, ARRAY[file]): {a['refresh_s']:.3f} s, read {a['refresh']['bytes_read']:,} bytes "
-          f"(files changed {a['refresh']['files_changed']}); scipis_index of that file alone: "
+          f"(files changed {a['refresh']['files_changed']}, appended {a['refresh'].get('files_appended', 0)}); "
+          f"scipis_index of that file alone: "
           f"{a['reindex_alone_s']:.3f} s. Ratio {a['refresh_s'] / a['reindex_alone_s']:.2f} "
           f"(bytes {a['refresh']['bytes_read'] / a['file_bytes']:.3f}).", "",
           "## The watcher under churn", "",

@@ -49,12 +49,16 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all) {
     if (all) {
       k = 0;
     } else {
+      // Segments of half the largest's size or more are full flushes (a
+      // build's, or a merge's): merged again only for their garbage.
+      uint64_t largest = 0;
+      for (const SegmentRef* s : segs) largest = std::max(largest, s->tf_data_bytes + s->file_data_bytes);
       uint64_t after = 0;
       k = segs.size();
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
         const uint64_t bytes = s.tf_data_bytes + s.file_data_bytes;
-        if (k < segs.size() && bytes > kTierRatio * after) break;
+        if (k < segs.size() && (bytes > kTierRatio * after || 2 * bytes >= largest)) break;
         after += bytes;
         k--;
       }
@@ -180,21 +184,29 @@ void compact_run(scipis_build* b) {
   }
   if (!cs.all) {
     // Garbage (tombstoned documents, chain members) costs every query:
-    // a merge reaches back to the first segment from which on it is
-    // kGarbageShare or more of the documents.
+    // a merge reaches back to the first segment from which on what it
+    // would reclaim (the tombstoned, and the members of the chains whose
+    // roots it holds) is half or more of the documents.
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> rooted(ni);  // (root seq, members)
+    for (const Chain& chain : c.chains())
+      rooted[chain.members.front().indexer].emplace_back(chain.members.front().seq,
+                                                         chain.members.size());
     for (uint32_t i = 0; i < ni; i++) {
       const IndexerState& ix = c.indexer(i);
-      size_t dead = ix.dead.size(), chained = ix.chained.size();
+      std::sort(rooted[i].begin(), rooted[i].end());
+      uint64_t dead = ix.dead.size(), chained = 0;
+      for (const auto& r : rooted[i]) chained += r.second;
       size_t d = 0, ch = 0;
       for (size_t j = 0; j < ix.segs.size() && j < from_seg[i]; j++) {
         const uint64_t docs = ix.docs() - ix.first[j];
-        const uint64_t garbage = (dead - d) + (chained - ch);
+        const uint64_t garbage = dead + chained;
         if (garbage > 0 && garbage * kGarbageShareDenominator >= docs) {
           from_seg[i] = first_uncut(cur, i, j);
           break;
         }
-        while (d < dead && ix.dead[d] < ix.first[j + 1]) d++;
-        while (ch < chained && ix.chained[ch] < ix.first[j + 1]) ch++;
+        for (; d < ix.dead.size() && ix.dead[d] < ix.first[j + 1]; d++) dead--;
+        for (; ch < rooted[i].size() && rooted[i][ch].first < ix.first[j + 1]; ch++)
+          chained -= rooted[i][ch].second;
       }
     }
     // A chain folds only when each of its members takes part: a merge

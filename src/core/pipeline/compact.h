@@ -34,7 +34,8 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
 // order), or SIZE_MAX for none. all: every segment of an indexer that has
 // more than one, or any tombstoned or chained document; else the tail
 // tier: the last segments, each at most kTierRatio times the size of those
-// after it, when there are kTierWidth or more. A merge never starts inside a
+// after it and less than half the largest, when there are kTierWidth or
+// more. A merge never starts inside a
 // document a flush cut.
 std::vector<size_t> plan_merges(const Manifest& m, bool all);
 
