@@ -58,7 +58,9 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all) {
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
         const uint64_t bytes = s.tf_data_bytes + s.file_data_bytes;
-        if (k < segs.size() && (bytes > kTierRatio * after || 2 * bytes >= largest)) break;
+        if (k < segs.size() && (bytes > kTierRatio * after || 2 * bytes >= largest ||
+                                after + bytes > kMaxAutoMergeBytes))
+          break;
         after += bytes;
         k--;
       }
@@ -197,10 +199,16 @@ void compact_run(scipis_build* b) {
       uint64_t dead = ix.dead.size(), chained = 0;
       for (const auto& r : rooted[i]) chained += r.second;
       size_t d = 0, ch = 0;
+      // Bytes of the segments from j on: a reach-back stays within the
+      // automatic merge's bound.
+      std::vector<uint64_t> tail_bytes(ix.segs.size() + 1, 0);
+      for (size_t j = ix.segs.size(); j-- > 0;)
+        tail_bytes[j] = tail_bytes[j + 1] + ix.segs[j]->ref.tf_data_bytes + ix.segs[j]->ref.file_data_bytes;
       for (size_t j = 0; j < ix.segs.size() && j < from_seg[i]; j++) {
         const uint64_t docs = ix.docs() - ix.first[j];
         const uint64_t garbage = dead + chained;
-        if (garbage > 0 && garbage * kGarbageShareDenominator >= docs) {
+        if (garbage > 0 && garbage * kGarbageShareDenominator >= docs &&
+            tail_bytes[j] <= kMaxAutoMergeBytes) {
           from_seg[i] = first_uncut(cur, i, j);
           break;
         }
