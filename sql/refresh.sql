@@ -105,10 +105,10 @@ WHERE collection = 'rebuilt' AND path LIKE '%big%';
 SELECT replace(path, :'root', '') AS file FROM scipis_search('gamma', 'fresh', k => 2);
 SELECT replace(path, :'root', '') AS file FROM scipis_search('gamma', 'rebuilt', k => 2);
 
--- Compaction: each refresh job above merged the segments it left and
--- dropped tombstones and folded linked documents once they were half of an
--- indexer's (deleted_docs 0 above), so scipis_compact finds nothing left;
--- the same answers either way.
+-- Compaction: refresh jobs merge small segments on their own (and drop
+-- tombstones once they are half of what a merge would cover);
+-- scipis_compact merges every indexer: tombstones dropped, the appended
+-- log's linked documents folded into one, the same answers.
 SELECT segments_merged > 0 AS merged, docs_dropped, chains_folded, deleted_docs,
        seconds >= 0 AS timed
 FROM scipis_compact('fresh');

@@ -88,7 +88,14 @@ using TermCounts = std::vector<std::pair<std::string, uint64_t>>;
 void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t splits,
             std::vector<std::string>& names, std::vector<Fwd>& out) {
   std::vector<Posting> ps;
-  std::string block;
+  // The data file read once: a read per term would be a system call for
+  // each of millions.
+  const std::string path = s.tf_dir + seg_data(s.ref.seg);
+  std::string data;
+  if (!read_file(path, data)) fail_io(ENOENT, "read", path);
+  if (data.size() != s.ref.tf_data_bytes)
+    fail_corrupt(path, "file size differs from the manifest (truncated or overwritten)");
+  check_header(path, kMagicTfData, data.data(), data.size());
   for (uint32_t sp = 0; sp < splits; sp++) {
     for (auto& [term, ref] : c.tf_meta(s, sp).all()) {
       const uint32_t id = static_cast<uint32_t>(names.size());
@@ -99,9 +106,11 @@ void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t spl
           fail_corrupt(s.tf_dir + seg_meta(s.ref.seg, sp), "posting names an unknown document");
         ps.push_back({ref.seq, ref.tf});
       } else {
-        c.read_block(s, ref, block);
-        const std::string path = s.tf_dir + seg_data(s.ref.seg);
-        decode_postings(path, region_in(path, block, ref), ref, ix.docs(), ps);
+        const uint64_t at = ref.read_offset(), len = ref.read_len();
+        if (at < kHeaderSize || len > data.size() || at > data.size() - len)
+          fail_corrupt(path, "dictionary points outside the data file");
+        decode_postings(path, region_in(path, std::string_view(data).substr(at, len), ref), ref,
+                        ix.docs(), ps);
       }
       for (const Posting& p : ps) out.push_back({p.seq, id, p.tf});
     }
@@ -327,7 +336,8 @@ void compact_run(scipis_build* b) {
       if (from[i] == UINT64_MAX || q < from[i]) dead[i].push_back(q);
     if (from[i] == UINT64_MAX) continue;
     // Small to start with, grown at each flush (PipelineConfig::tfidf_start).
-    uint64_t budget = std::min<uint64_t>(4u << 20, static_cast<uint64_t>(o.tfidf_index_size));
+    uint64_t budget = cs.all ? static_cast<uint64_t>(o.tfidf_index_size)
+                             : std::min<uint64_t>(4u << 20, static_cast<uint64_t>(o.tfidf_index_size));
     TfIdfIndex tf(budget, o.index_depth);
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
     uint32_t seg_no = 0;

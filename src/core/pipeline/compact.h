@@ -29,7 +29,7 @@ constexpr uint64_t kGarbageShareDenominator = 2;
 // A merge a refresh runs on its own rewrites at most this many bytes of
 // segments: it holds the collection's lock, and the next refresh waits for
 // it. scipis_compact merges whatever is left.
-constexpr uint64_t kMaxAutoMergeBytes = 32u << 20;
+constexpr uint64_t kMaxAutoMergeBytes = 8u << 20;
 // Segment j of an indexer, or the one before it while it begins inside a
 // document a flush cut.
 size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
