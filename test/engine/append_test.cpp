@@ -25,22 +25,6 @@ void append(const std::string& path, const std::string& bytes) {
 
 uint64_t size_of(const std::string& path) { return fs::file_size(path); }
 
-// Files written just before a refresh are read again whole by the next
-// one (RefreshCatalog's racy files): waited out where a test wants appends.
-void settle() { usleep(150 * 1000); }
-
-// Lowers the size below which grown files are read whole, for a test.
-struct AppendMin {
-  explicit AppendMin(uint64_t n) { scipis::set_append_min_bytes(n); }
-  ~AppendMin() { scipis::set_append_min_bytes(scipis::kAppendMinBytes); }
-};
-
-std::string lines(std::mt19937& rng, size_t bytes) {
-  std::string s;
-  while (s.size() < bytes) s += "w" + std::to_string(rng() % 12) + (rng() % 8 ? " " : "\n");
-  return s;
-}
-
 const std::vector<std::string> kMore = {"w12", "w1 w12", std::string(255, 'q'), "q qq",
                                         "w10 w11"};
 

@@ -26,17 +26,6 @@ int compact(const std::string& dir, const scipis_options& o, bool all, scipis_bu
   return scipis_build_finish(b, st, err);
 }
 
-struct AppendMin {
-  explicit AppendMin(uint64_t n) { scipis::set_append_min_bytes(n); }
-  ~AppendMin() { scipis::set_append_min_bytes(scipis::kAppendMinBytes); }
-};
-
-std::string lines(std::mt19937& rng, size_t bytes) {
-  std::string s;
-  while (s.size() < bytes) s += "w" + std::to_string(rng() % 12) + (rng() % 8 ? " " : "\n");
-  return s;
-}
-
 const std::vector<std::string> kMore = {"w12", "w1 w12", std::string(255, 'q'), "w10 w11"};
 
 }  // namespace

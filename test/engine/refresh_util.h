@@ -10,7 +10,12 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <random>
+
 #include "brute_force.h"
+#include "pipeline/append.h"
 #include "test_util.h"
 
 namespace refresh_util {
@@ -125,6 +130,23 @@ inline scipis_options tiny_options() {
   o.indexer_threads = 2;
   o.split_factor = 4;
   return o;
+}
+
+// Files written just before a refresh are read again whole by the next
+// one (RefreshCatalog's racy files): waited out where a test wants appends.
+inline void settle() { usleep(150 * 1000); }
+
+// Lowers the size below which grown files are read whole, for a test.
+struct AppendMin {
+  explicit AppendMin(uint64_t n) { scipis::set_append_min_bytes(n); }
+  ~AppendMin() { scipis::set_append_min_bytes(scipis::kAppendMinBytes); }
+};
+
+// Log-like words (w0..w11), a line break now and then.
+inline std::string lines(std::mt19937& rng, size_t bytes) {
+  std::string s;
+  while (s.size() < bytes) s += "w" + std::to_string(rng() % 12) + (rng() % 8 ? " " : "\n");
+  return s;
 }
 
 }  // namespace refresh_util

@@ -189,6 +189,18 @@ namespace {
 uint64_t minus_resumed(uint64_t all, uint64_t resumed) { return all > resumed ? all - resumed : 0; }
 }  // namespace
 
+void publish_generation(const std::string& dir, const std::string& gen, Manifest& m,
+                        const std::string& old_gen) {
+  fsync_dir(gen);
+  fsync_dir(dir);
+  m.index_bytes = tree_bytes(gen);
+  std::string enc = m.encode();
+  m.index_bytes += enc.size();
+  enc = m.encode();
+  replace_file_atomic(manifest_path(dir), enc);
+  remove_tree(old_gen);
+}
+
 void launch_build(scipis_build& b) {
   b.started = std::chrono::steady_clock::now();
   b.started_ns = realtime_ns();

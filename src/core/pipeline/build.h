@@ -66,6 +66,12 @@ void resolve_threads(scipis_options& o);
 // counting from the door's arguments.
 void configure(scipis_build& b, const std::string& root, const scipis_options& opts, int flags);
 
+// Makes gen, which holds every file of the next generation, live: its
+// directory and dir synced, the manifest m (its index_bytes counting the
+// whole generation) replaced atomically, then old_gen removed.
+void publish_generation(const std::string& dir, const std::string& gen, scipis::Manifest& m,
+                        const std::string& old_gen);
+
 // Records the start and runs coordinate() on a thread with every signal
 // blocked.
 void launch_build(scipis_build& b);

@@ -468,14 +468,7 @@ void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   const std::string& gen = b->cfg.gen_dir;
   const bool changed = cs.segments_merged > 0;
   if (changed) {
-    fsync_dir(gen);
-    fsync_dir(b->dir);
-    m.index_bytes = tree_bytes(gen);
-    std::string enc = m.encode();
-    m.index_bytes += enc.size();
-    enc = m.encode();
-    replace_file_atomic(manifest_path(b->dir), enc);
-    remove_tree(cs.current.gen_dir(b->dir));
+    publish_generation(b->dir, gen, m, cs.current.gen_dir(b->dir));
   } else {
     remove_tree(gen);
   }

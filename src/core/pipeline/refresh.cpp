@@ -243,14 +243,7 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     }
     if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
     write_file_durable(gen + "/" + kTermsFile, encode_terms(b->pipeline->term_registers()));
-    fsync_dir(gen);
-    fsync_dir(b->dir);
-    m.index_bytes = tree_bytes(gen);
-    std::string enc = m.encode();
-    m.index_bytes += enc.size();
-    enc = m.encode();
-    replace_file_atomic(manifest_path(b->dir), enc);
-    remove_tree(r.current_gen);
+    publish_generation(b->dir, gen, m, r.current_gen);
   } else {
     remove_tree(gen);
   }
