@@ -93,14 +93,18 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
       depth_(depth),
       sketch_(sketch),
       max_cap_(max_cap_for(depth)) {
-  size_t front = 64;
-  while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
-  front_.assign(front, 0);
-  front_mask_ = front - 1;
+  size_front();
   // Headroom past the budget for the adds between two full() checks.
   region_bytes_ = region_bytes_for(budget_, depth_);
   region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_));
   layout(kArenaPerTermGuess);
+}
+
+void TfIdfIndex::size_front() {
+  size_t front = 64;
+  while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
+  front_.assign(front, 0);
+  front_mask_ = front - 1;
 }
 
 TfIdfIndex::~TfIdfIndex() { huge_free(region_, region_bytes_); }
@@ -541,10 +545,7 @@ void TfIdfIndex::clear(uint64_t budget) {
     huge_free(region_, region_bytes_);
     region_ = nullptr;
     budget_ = std::min(budget, kMaxBudget);
-    size_t front = 64;
-    while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
-    front_.assign(front, 0);
-    front_mask_ = front - 1;
+    size_front();
     region_bytes_ = region_bytes_for(budget_, depth_);
     region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_));
   }

@@ -206,6 +206,8 @@ class TfIdfIndex {
   TermSlot* lookup(const TermKey& k, uint32_t tag);
   void start_document(TermSlot* e, uint32_t rel, uint32_t count);
   void layout(double arena_per_term);
+  // The front cache, sized for budget_ and empty.
+  void size_front();
   // A term's dictionary hash and slot number.
   struct KeyIndex {
     uint64_t key;

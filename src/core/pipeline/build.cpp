@@ -189,6 +189,15 @@ namespace {
 uint64_t minus_resumed(uint64_t all, uint64_t resumed) { return all > resumed ? all - resumed : 0; }
 }  // namespace
 
+void link_or_copy(const std::string& a, const std::string& b) {
+  if (::link(a.c_str(), b.c_str()) == 0) return;
+  if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP)
+    fail_io(errno, "link", b);
+  std::string bytes;
+  if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
+  write_file_durable(b, bytes);
+}
+
 void publish_generation(const std::string& dir, const std::string& gen, Manifest& m,
                         const std::string& old_gen) {
   fsync_dir(gen);

@@ -66,6 +66,10 @@ void resolve_threads(scipis_options& o);
 // counting from the door's arguments.
 void configure(scipis_build& b, const std::string& root, const scipis_options& opts, int flags);
 
+// Hard-links file a as b, or copies it where the file system has no hard
+// links (or refuses one across devices).
+void link_or_copy(const std::string& a, const std::string& b);
+
 // Makes gen, which holds every file of the next generation, live: its
 // directory and dir synced, the manifest m (its index_bytes counting the
 // whole generation) replaced atomically, then old_gen removed.

@@ -165,15 +165,8 @@ void link_segment(const std::string& from, const std::string& to, const SegmentR
   const std::string dirs[2] = {tf_dir(s.indexer), file_dir(s.indexer)};
   for (int d = 0; d < 2; d++) {
     mkdir_p(to + "/" + dirs[d]);
-    for (const auto& n : names[d]) {
-      const std::string a = from + "/" + dirs[d] + "/" + n, b = to + "/" + dirs[d] + "/" + n;
-      if (::link(a.c_str(), b.c_str()) == 0) continue;
-      if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP)
-        fail_io(errno, "link", b);
-      std::string bytes;
-      if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
-      write_file_durable(b, bytes);
-    }
+    for (const auto& n : names[d])
+      link_or_copy(from + "/" + dirs[d] + "/" + n, to + "/" + dirs[d] + "/" + n);
   }
 }
 

@@ -129,15 +129,7 @@ void link_generation(const std::string& from, const std::string& to, uint32_t in
         if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
           names.emplace_back(e->d_name);
       ::closedir(d);
-      for (const auto& n : names) {
-        const std::string a = src + "/" + n, b = dst + "/" + n;
-        if (::link(a.c_str(), b.c_str()) == 0) continue;
-        if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP)
-          fail_io(errno, "link", b);
-        std::string bytes;
-        if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
-        write_file_durable(b, bytes);
-      }
+      for (const auto& n : names) link_or_copy(src + "/" + n, dst + "/" + n);
       fsync_dir(dst);
     }
   }
