@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
       die("refresh", err);
     refresh_s.push_back(since(t0));
     read += st.bytes_read;
-    if (scipis_compact_needed(idx.c_str())) {
+    if (scipis_compact_needed(idx.c_str(), 0)) {
       t0 = Clock::now();
       if (finish(scipis_compact_start(idx.c_str(), &o, 0, &err), &st, &err) != 0) die("compact", err);
       merge_s.push_back(since(t0));

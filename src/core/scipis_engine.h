@@ -157,10 +157,12 @@ scipis_build *scipis_refresh_start(const char *dir, const char *root,
  * cancelled and finished as a build (a pause cancels it).
  */
 #define SCIPIS_COMPACT_ALL 1
+/* Tiers of at most 1 MiB instead of 8 (a watcher with changes waiting). */
+#define SCIPIS_COMPACT_SMALL 2
 scipis_build *scipis_compact_start(const char *dir, const scipis_options *opts, int flags,
 								   scipis_error *err);
-/* 1 when the index in dir has a tail tier a compaction would merge. */
-int			scipis_compact_needed(const char *dir);
+/* 1 when the index in dir has a tail tier a compaction (flags) would merge. */
+int			scipis_compact_needed(const char *dir, int flags);
 /*
  * 1 with *ns set when dir records when its collection was last fresh: every
  * change to the tree before that time (ns since the epoch) is searchable;

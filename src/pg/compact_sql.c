@@ -20,10 +20,10 @@ PG_FUNCTION_INFO_V1(scipis_compact_collection);
  * generation stays live) and is raised.
  */
 bool
-scipis_compact_run(const char *dir, const scipis_options *opts, bool all,
+scipis_compact_run(const char *dir, const scipis_options *opts, int flags,
 				   scipis_build_stats *stats, scipis_error *err)
 {
-	scipis_build *b = scipis_compact_start(dir, opts, all ? SCIPIS_COMPACT_ALL : 0, err);
+	scipis_build *b = scipis_compact_start(dir, opts, flags, err);
 
 	if (b == NULL)
 		return false;
@@ -43,21 +43,28 @@ scipis_compact_run(const char *dir, const scipis_options *opts, bool all,
 
 /*
  * After a refresh, by its caller holding the collection's lock: merges
- * the tail tiers if segments piled up. Failures are logged, never raised:
+ * the tail tiers if segments piled up (small: at most 1 MiB). Failures are logged, never raised:
  * the refresh has committed, and the next one tries again.
  */
 void
-scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name)
+scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name, bool small)
 {
 	scipis_build_stats stats;
 	scipis_error err;
+	const int	flags = small ? SCIPIS_COMPACT_SMALL : 0;
 
-	if (!scipis_compact_needed(dir))
+	if (!scipis_compact_needed(dir, flags))
 		return;
-	if (!scipis_compact_run(dir, opts, false, &stats, &err))
+	if (!scipis_compact_run(dir, opts, flags, &stats, &err))
 		ereport(LOG,
 				(errmsg("scipis: compacting \"%s\" failed: %s (tried again after the next refresh)",
 						name, err.message)));
+	else
+		ereport(DEBUG1,
+				(errmsg_internal("scipis: compacted \"%s\": %llu segments merged, %llu documents dropped, %llu chains folded in %.3f s",
+								 name, (unsigned long long) stats.segments_merged,
+								 (unsigned long long) stats.docs_dropped,
+								 (unsigned long long) stats.chains_folded, stats.seconds)));
 }
 
 Datum
@@ -93,7 +100,7 @@ scipis_compact_collection(PG_FUNCTION_ARGS)
 	}
 	PG_TRY();
 	{
-		ok = scipis_compact_run(scipis_collection_dir(c), &opts, true, &stats, &err);
+		ok = scipis_compact_run(scipis_collection_dir(c), &opts, SCIPIS_COMPACT_ALL, &stats, &err);
 	}
 	PG_FINALLY();
 	{

@@ -91,9 +91,10 @@ bool		scipis_lock_try(uint32 space, Oid database, uint32 key);
 void		scipis_lock_release(uint32 space, Oid database, uint32 key);
 
 /* compact_sql.c */
-bool		scipis_compact_run(const char *dir, const scipis_options *opts, bool all,
+bool		scipis_compact_run(const char *dir, const scipis_options *opts, int flags,
 							   scipis_build_stats *stats, scipis_error *err);
-void		scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name);
+void		scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name,
+								 bool small);
 
 /* job_sql.c */
 void		scipis_jobs_cancel_collection(int64 collection_id);

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -44,6 +45,7 @@ bool		scipis_watch_test_overflow = false;
 #define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */
 #define RETRY_MS 5000			/* after a refresh that failed */
 #define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
+#define BIG_MERGE_MS 60000		/* merges up to 8 MiB wait at most this long for quiet */
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
 					IN_ONLYDIR | IN_EXCL_UNLINK)
@@ -69,6 +71,7 @@ typedef struct Watcher
 	char	  **paths;			/* the batch's paths */
 	int			npaths;
 	int			cap;
+	TimestampTz big_merge_at;	/* when merges were last allowed 8 MiB */
 } Watcher;
 
 bool
@@ -158,11 +161,38 @@ now_ns(void)
 	return (int64) t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+static int
+cmp_paths(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Each path of the batch once (a file's writes send several events). */
+static void
+unique_paths(Watcher *w)
+{
+	int			n = 0;
+
+	qsort(w->paths, w->npaths, sizeof(char *), cmp_paths);
+	for (int i = 0; i < w->npaths; i++)
+	{
+		if (n > 0 && strcmp(w->paths[n - 1], w->paths[i]) == 0)
+			pfree(w->paths[i]);
+		else
+			w->paths[n++] = w->paths[i];
+	}
+	w->npaths = n;
+}
+
 static void
 add_path(Watcher *w, const char *path)
 {
 	if (w->full)
 		return;
+	if (w->npaths > 0 && strcmp(w->paths[w->npaths - 1], path) == 0)
+		return;
+	if (w->npaths == MAX_PATHS)
+		unique_paths(w);
 	if (w->npaths == MAX_PATHS)
 	{
 		w->full = true;
@@ -401,7 +431,22 @@ refresh(Watcher *w, int64 as_of)
 	ok = b != NULL && scipis_build_finish(b, &stats, &err) == 0 &&
 		scipis_mark_fresh(w->dir, as_of, &err) == 0;
 	if (ok)
-		scipis_compact_tiers(w->dir, &opts, w->c.name);
+	{
+		/*
+		 * While changes wait (their events are queued), only merges of up
+		 * to 1 MiB run: the next refresh waits for a merge, and one of 8 MiB
+		 * takes seconds. The bigger ones run once the tree is quiet, or
+		 * when they have waited BIG_MERGE_MS.
+		 */
+		struct pollfd pfd = {.fd = w->fd,.events = POLLIN};
+		TimestampTz now = GetCurrentTimestamp();
+		bool		small = poll(&pfd, 1, 0) > 0 &&
+			!TimestampDifferenceExceeds(w->big_merge_at, now, BIG_MERGE_MS);
+
+		scipis_compact_tiers(w->dir, &opts, w->c.name, small);
+		if (!small)
+			w->big_merge_at = now;
+	}
 	scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
 	if (!ok)
 		ereport(LOG,
@@ -506,6 +551,8 @@ scipis_watcher_main(Datum arg)
 					w.missing = false;	/* the walk below is sure again */
 				if (w.full && was_missing)
 					watch_tree(&w, w.c.root);
+				if (!w.full)
+					unique_paths(&w);
 				done = refresh(&w, as_of);
 				if (done > 0)
 				{

@@ -8,7 +8,9 @@
 #include <random>
 
 #include "pipeline/append.h"
+#include "pipeline/build.h"
 #include "pipeline/compact.h"
+#include "util/fileio.h"
 #include "refresh_util.h"
 #include "test_util.h"
 
@@ -101,8 +103,101 @@ TEST(Compact, MergesKeepEveryAnswer) {
     ASSERT_EQ(compact(dir, o, false, &st, &err), 0) << err.message;
   } while (st.segments_merged > 0 && ++merges < 4);
   EXPECT_EQ(st.segments_merged, 0u);
-  EXPECT_FALSE(scipis_compact_needed(dir.c_str()));
+  EXPECT_FALSE(scipis_compact_needed(dir.c_str(), 0));
   check(dir, root, "merged\n" + log, kMore);
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
+}
+
+namespace {
+
+scipis::Manifest manifest_of(const std::vector<std::pair<uint64_t, uint64_t>>& data_meta) {
+  scipis::Manifest m;
+  m.indexers = 1;
+  uint64_t seq = 0;
+  uint32_t seg = 0;
+  for (const auto& [data, meta] : data_meta) {
+    scipis::SegmentRef s;
+    s.seg = seg++;
+    s.first_seq = seq;
+    s.docs = 10;
+    seq += 10;
+    s.tf_data_bytes = data / 2;
+    s.file_data_bytes = data - data / 2;
+    s.meta_bytes = meta;
+    m.segments.push_back(s);
+  }
+  return m;
+}
+
+}  // namespace
+
+// A segment's dictionaries count toward the merge bounds: a refresh's
+// segment of few postings but many new terms (inlined in its dictionary)
+// is not rewritten with every small merge after it.
+TEST(Compact, MergePlanCountsDictionaries) {
+  const uint64_t KiB = 1024, MiB = 1024 * KiB;
+  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB},
+                                             {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}}),
+                                false)[0],
+            2u);
+  // Data alone would have reached back to segment 1.
+  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 30 * KiB},
+                                             {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}}),
+                                false)[0],
+            1u);
+  // The automatic bound: never more than kMaxAutoMergeBytes in all.
+  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {1 * MiB, 4 * MiB},
+                                             {512 * KiB, 1536 * KiB}, {512 * KiB, 1536 * KiB},
+                                             {512 * KiB, 1536 * KiB}}),
+                                false)[0],
+            2u);
+  // A watcher with changes waiting merges at most kSmallMergeBytes, unless
+  // an indexer holds more than kSmallMergeSegments segments.
+  const auto tail = manifest_of({{64 * MiB, 64 * MiB}, {1 * MiB, 1 * MiB}, {256 * KiB, 256 * KiB},
+                                 {256 * KiB, 256 * KiB}});
+  EXPECT_EQ(scipis::plan_merges(tail, false)[0], 1u);
+  EXPECT_EQ(scipis::plan_merges(tail, false, scipis::kSmallMergeBytes)[0], 2u);
+  std::vector<std::pair<uint64_t, uint64_t>> many{{64 * MiB, 64 * MiB}};
+  for (size_t j = 1; j < scipis::kSmallMergeSegments; j++) many.push_back({1 * MiB, 1 * MiB});
+  EXPECT_EQ(scipis::plan_merges(manifest_of(many), false, scipis::kSmallMergeBytes)[0], SIZE_MAX);
+  many.push_back({1 * MiB, 1 * MiB});
+  EXPECT_EQ(scipis::plan_merges(manifest_of(many), false, scipis::kSmallMergeBytes)[0],
+            many.size() - 4);
+  // Unknown sizes (a manifest before version 3) count as data alone.
+  scipis::Manifest m = manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB},
+                                    {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}});
+  m.segments[1].meta_bytes = scipis::kUnknownBytes;
+  EXPECT_EQ(scipis::plan_merges(m, false)[0], 1u);
+}
+
+// The manifest keeps each segment's dictionary bytes; where they are
+// unknown they are the sizes of the segment's files.
+TEST(Compact, ManifestRecordsDictionaryBytes) {
+  std::mt19937 rng(5);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 6; i++) testutil::write(root + "/f" + std::to_string(i), lines(rng, 3000));
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  std::string bytes;
+  ASSERT_TRUE(scipis::read_file(scipis::manifest_path(dir), bytes));
+  const scipis::Manifest m = scipis::Manifest::decode(scipis::manifest_path(dir), bytes);
+  ASSERT_FALSE(m.segments.empty());
+  scipis::Manifest unknown = m;
+  uint64_t files = 0;
+  for (auto& s : unknown.segments) {
+    EXPECT_GT(s.meta_bytes, 0u);
+    EXPECT_NE(s.meta_bytes, scipis::kUnknownBytes);
+    s.meta_bytes = scipis::kUnknownBytes;
+  }
+  fill_meta_bytes(m.gen_dir(dir), unknown);
+  for (size_t i = 0; i < m.segments.size(); i++) {
+    EXPECT_EQ(unknown.segments[i].meta_bytes, m.segments[i].meta_bytes) << i;
+    files += scipis::segment_bytes(m.segments[i]);
+  }
+  EXPECT_LT(files, m.index_bytes);
+  EXPECT_EQ(scipis::Manifest::decode("m", m.encode()).segments.back().meta_bytes,
+            m.segments.back().meta_bytes);
 }

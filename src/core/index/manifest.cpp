@@ -12,7 +12,8 @@ namespace {
 // 1: the count of tombstoned documents follows the segments, then each
 //    segment's run_started_ns.
 // 2: then the count of appended files' chain links.
-constexpr uint32_t kManifestVersion = 2;
+// 3: then each segment's meta_bytes.
+constexpr uint32_t kManifestVersion = 3;
 }  // namespace
 
 std::string Manifest::encode() const {
@@ -35,6 +36,7 @@ std::string Manifest::encode() const {
   put_u64(body, deleted);
   for (const auto& s : segments) put_u64(body, static_cast<uint64_t>(s.run_started_ns));
   put_u64(body, chain_links);
+  for (const auto& s : segments) put_u64(body, s.meta_bytes);
   std::string out;
   FileHeader h;
   h.aux = kManifestVersion;
@@ -78,6 +80,7 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
     for (auto& s : m.segments) s.run_started_ns = static_cast<int64_t>(c.u64());
   }
   if (h.aux >= 2) m.chain_links = c.u64();
+  for (auto& s : m.segments) s.meta_bytes = h.aux >= 3 ? c.u64() : kUnknownBytes;
   if (h.aux > kManifestVersion) fail_corrupt(path, "manifest of a newer version");
   if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");
   if (m.split_factor == 0 || m.split_factor > 4096)

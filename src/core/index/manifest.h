@@ -15,11 +15,21 @@ struct SegmentRef {
   uint64_t docs = 0;          // file records in this segment
   uint64_t tf_data_bytes = 0;
   uint64_t file_data_bytes = 0;
+  // Its dictionaries and path trigrams (kUnknownBytes in a manifest before
+  // version 3 until fill_meta_bytes stats them).
+  uint64_t meta_bytes = 0;
   // When the run that wrote it began (ns since the epoch): a file whose
   // recorded ctime is not well before this may have changed again within
   // the same tick of the file system's clock (INT64_MIN: unknown).
   int64_t run_started_ns = INT64_MIN;
 };
+
+inline constexpr uint64_t kUnknownBytes = UINT64_MAX;
+
+// Every byte of the segment's files (what merging it reads and writes).
+inline uint64_t segment_bytes(const SegmentRef& s) {
+  return s.tf_data_bytes + s.file_data_bytes + (s.meta_bytes == kUnknownBytes ? 0 : s.meta_bytes);
+}
 
 struct Manifest {
   uint64_t generation = 0;

@@ -198,8 +198,34 @@ void link_or_copy(const std::string& a, const std::string& b) {
   write_file_durable(b, bytes);
 }
 
+std::vector<std::string> segment_files(const SegmentRef& s, uint32_t splits) {
+  const std::string t = tf_dir(s.indexer) + "/", f = file_dir(s.indexer) + "/";
+  std::vector<std::string> out{t + seg_data(s.seg), f + seg_data(s.seg)};
+  for (uint32_t sp = 0; sp < splits; sp++) {
+    out.push_back(t + seg_meta(s.seg, sp));
+    out.push_back(f + seg_meta(s.seg, sp));
+  }
+  out.push_back(f + seg_paths(s.seg));
+  return out;
+}
+
+void fill_meta_bytes(const std::string& gen, Manifest& m) {
+  for (SegmentRef& s : m.segments) {
+    if (s.meta_bytes != kUnknownBytes) continue;
+    const std::vector<std::string> files = segment_files(s, m.split_factor);
+    uint64_t sum = 0;
+    for (size_t i = 2; i < files.size(); i++) {
+      struct stat st;
+      if (::stat((gen + "/" + files[i]).c_str(), &st) != 0) fail_io(errno, "stat", gen + "/" + files[i]);
+      sum += static_cast<uint64_t>(st.st_size);
+    }
+    s.meta_bytes = sum;
+  }
+}
+
 void publish_generation(const std::string& dir, const std::string& gen, Manifest& m,
                         const std::string& old_gen) {
+  fill_meta_bytes(gen, m);
   fsync_dir(gen);
   fsync_dir(dir);
   m.index_bytes = tree_bytes(gen);
@@ -354,6 +380,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
       remove_marks(b->cfg);
       b->next.index_bytes = tree_bytes(b->cfg.gen_dir);
     }
+    fill_meta_bytes(b->cfg.gen_dir, b->next);
     write_file_durable(b->cfg.gen_dir + "/" + kTermsFile,
                        encode_terms(b->pipeline->term_registers()));
     fsync_dir(b->cfg.gen_dir);

@@ -70,6 +70,13 @@ void configure(scipis_build& b, const std::string& root, const scipis_options& o
 // links (or refuses one across devices).
 void link_or_copy(const std::string& a, const std::string& b);
 
+// The files of segment s, relative to its generation directory: its two
+// data files first, then its dictionaries and path trigrams.
+std::vector<std::string> segment_files(const scipis::SegmentRef& s, uint32_t splits);
+// Sets meta_bytes of m's segments where it is unknown (a manifest before
+// version 3, a resumed flush) from the sizes of their files in gen.
+void fill_meta_bytes(const std::string& gen, scipis::Manifest& m);
+
 // Makes gen, which holds every file of the next generation, live: its
 // directory and dir synced, the manifest m (its index_bytes counting the
 // whole generation) replaced atomically, then old_gen removed.

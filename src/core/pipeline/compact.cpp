@@ -38,7 +38,7 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j) {
   return j;
 }
 
-std::vector<size_t> plan_merges(const Manifest& m, bool all) {
+std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes) {
   std::vector<std::vector<const SegmentRef*>> by_ix(m.indexers);
   for (const SegmentRef& s : m.segments) by_ix[s.indexer].push_back(&s);
   std::vector<size_t> from(m.indexers, SIZE_MAX);
@@ -52,14 +52,16 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all) {
       // Segments of half the largest's size or more are full flushes (a
       // build's, or a merge's): merged again only for their garbage.
       uint64_t largest = 0;
-      for (const SegmentRef* s : segs) largest = std::max(largest, s->tf_data_bytes + s->file_data_bytes);
+      for (const SegmentRef* s : segs) largest = std::max(largest, segment_bytes(*s));
+      const uint64_t bound =
+          segs.size() > kSmallMergeSegments ? std::max(max_bytes, kMaxAutoMergeBytes) : max_bytes;
       uint64_t after = 0;
       k = segs.size();
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
-        const uint64_t bytes = s.tf_data_bytes + s.file_data_bytes;
+        const uint64_t bytes = segment_bytes(s);
         if (k < segs.size() && (bytes > kTierRatio * after || 2 * bytes >= largest ||
-                                after + bytes > kMaxAutoMergeBytes))
+                                after + bytes > bound))
           break;
         after += bytes;
         k--;
@@ -146,6 +148,9 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
   r.docs = paths.count();
   r.tf_data_bytes = tf_data.size();
   r.file_data_bytes = file_data.size();
+  r.meta_bytes = trigrams.size();
+  for (const auto& m : tf_meta) r.meta_bytes += m.size();
+  for (const auto& m : file_meta) r.meta_bytes += m.size();
   tf.clear(budget);
   paths.clear();
   return r;
@@ -154,20 +159,9 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
 // Links (or copies) a kept segment's files into the new generation.
 void link_segment(const std::string& from, const std::string& to, const SegmentRef& s,
                   uint32_t splits) {
-  std::vector<std::string> names[2];
-  names[0].push_back(seg_data(s.seg));
-  names[1].push_back(seg_data(s.seg));
-  for (uint32_t sp = 0; sp < splits; sp++) {
-    names[0].push_back(seg_meta(s.seg, sp));
-    names[1].push_back(seg_meta(s.seg, sp));
-  }
-  names[1].push_back(seg_paths(s.seg));
-  const std::string dirs[2] = {tf_dir(s.indexer), file_dir(s.indexer)};
-  for (int d = 0; d < 2; d++) {
-    mkdir_p(to + "/" + dirs[d]);
-    for (const auto& n : names[d])
-      link_or_copy(from + "/" + dirs[d] + "/" + n, to + "/" + dirs[d] + "/" + n);
-  }
+  mkdir_p(to + "/" + tf_dir(s.indexer));
+  mkdir_p(to + "/" + file_dir(s.indexer));
+  for (const std::string& f : segment_files(s, splits)) link_or_copy(from + "/" + f, to + "/" + f);
 }
 
 }  // namespace
@@ -175,11 +169,15 @@ void link_segment(const std::string& from, const std::string& to, const SegmentR
 void compact_run(scipis_build* b) {
   CompactState& cs = *b->compact;
   Collection c(b->dir);
-  const Manifest& cur = c.manifest();
+  // Copied: a manifest before version 3 has its segments' sizes filled.
+  Manifest cur = c.manifest();
+  fill_meta_bytes(cur.gen_dir(b->dir), cur);
   if (cur.generation != cs.current.generation)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
   const uint32_t ni = cur.indexers, sf = cur.split_factor;
-  std::vector<size_t> from_seg = plan_merges(cur, cs.all);
+  std::vector<size_t> from_seg = plan_merges(cur, cs.all, cs.max_bytes);
+  std::vector<std::vector<const SegmentRef*>> refs(ni);  // with their sizes filled
+  for (const SegmentRef& s : cur.segments) refs[s.indexer].push_back(&s);
   // An indexer of one segment with nothing to drop or fold is left be.
   for (uint32_t i = 0; i < ni; i++) {
     const IndexerState& ix = c.indexer(i);
@@ -205,12 +203,12 @@ void compact_run(scipis_build* b) {
       // automatic merge's bound.
       std::vector<uint64_t> tail_bytes(ix.segs.size() + 1, 0);
       for (size_t j = ix.segs.size(); j-- > 0;)
-        tail_bytes[j] = tail_bytes[j + 1] + ix.segs[j]->ref.tf_data_bytes + ix.segs[j]->ref.file_data_bytes;
+        tail_bytes[j] = tail_bytes[j + 1] + segment_bytes(*refs[i][j]);
       for (size_t j = 0; j < ix.segs.size() && j < from_seg[i]; j++) {
         const uint64_t docs = ix.docs() - ix.first[j];
         const uint64_t garbage = dead + chained;
         if (garbage > 0 && garbage * kGarbageShareDenominator >= docs &&
-            tail_bytes[j] <= kMaxAutoMergeBytes) {
+            tail_bytes[j] <= cs.max_bytes) {
           from_seg[i] = first_uncut(cur, i, j);
           break;
         }
@@ -328,9 +326,14 @@ void compact_run(scipis_build* b) {
     for (uint64_t q : ix.dead)
       if (from[i] == UINT64_MAX || q < from[i]) dead[i].push_back(q);
     if (from[i] == UINT64_MAX) continue;
-    // Small to start with, grown at each flush (PipelineConfig::tfidf_start).
-    uint64_t budget = cs.all ? static_cast<uint64_t>(o.tfidf_index_size)
-                             : std::min<uint64_t>(4u << 20, static_cast<uint64_t>(o.tfidf_index_size));
+    // Room for all it merges from the start (a segment's table takes a
+    // few times its bytes): a merge that flushed at a small budget would
+    // write as many segments as it read, planned again after every
+    // refresh. No more: clearing pages it does not need costs time.
+    uint64_t input = 0;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) input += segment_bytes(*refs[i][j]);
+    uint64_t budget = std::min(static_cast<uint64_t>(o.tfidf_index_size),
+                               std::max<uint64_t>(4u << 20, kMergeTableFactor * input));
     TfIdfIndex tf(budget, o.index_depth);
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
     uint32_t seg_no = 0;
@@ -496,6 +499,7 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
     b->compact = std::make_unique<CompactState>();
     CompactState& cs = *b->compact;
     cs.all = (flags & SCIPIS_COMPACT_ALL) != 0;
+    if (flags & SCIPIS_COMPACT_SMALL) cs.max_bytes = kSmallMergeBytes;
     cs.current = Manifest::decode(manifest_path(d), mbytes);
     b->cfg.opts = *opts;
     resolve_threads(b->cfg.opts);
@@ -509,12 +513,14 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
   return result;
 }
 
-extern "C" int scipis_compact_needed(const char* dir) {
+extern "C" int scipis_compact_needed(const char* dir, int flags) {
   try {
     std::string mbytes;
     if (!read_file(manifest_path(dir), mbytes)) return 0;
-    const Manifest m = Manifest::decode(manifest_path(dir), mbytes);
-    for (size_t f : plan_merges(m, false))
+    Manifest m = Manifest::decode(manifest_path(dir), mbytes);
+    fill_meta_bytes(m.gen_dir(dir), m);
+    const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL) ? kSmallMergeBytes : kMaxAutoMergeBytes;
+    for (size_t f : plan_merges(m, false, max_bytes))
       if (f != SIZE_MAX) return 1;
     // Garbage a merge may reclaim (compact_run looks closer).
     uint64_t docs = 0;

@@ -30,6 +30,13 @@ constexpr uint64_t kGarbageShareDenominator = 2;
 // segments: it holds the collection's lock, and the next refresh waits for
 // it. scipis_compact merges whatever is left.
 constexpr uint64_t kMaxAutoMergeBytes = 8u << 20;
+// With SCIPIS_COMPACT_SMALL (a watcher with changes waiting) at most this
+// many, unless an indexer holds more than kSmallMergeSegments segments.
+constexpr uint64_t kSmallMergeBytes = 1u << 20;
+constexpr size_t kSmallMergeSegments = 10;
+// A merge's TF-IDF table starts at this many times the bytes it merges
+// (within 4 MiB and the tfidf_index_size option).
+constexpr uint64_t kMergeTableFactor = 32;
 // Segment j of an indexer, or the one before it while it begins inside a
 // document a flush cut.
 size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
@@ -39,12 +46,14 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
 // more than one, or any tombstoned or chained document; else the tail
 // tier: the last segments, each at most kTierRatio times the size of those
 // after it and less than half the largest, when there are kTierWidth or
-// more. A merge never starts inside a
+// more and together at most max_bytes (kMaxAutoMergeBytes for an indexer
+// of more than kSmallMergeSegments segments). A merge never starts inside a
 // document a flush cut.
-std::vector<size_t> plan_merges(const Manifest& m, bool all);
+std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes = kMaxAutoMergeBytes);
 
 struct CompactState {
   bool all = false;
+  uint64_t max_bytes = kMaxAutoMergeBytes;  // of a merge that is not all
   Manifest current;
   std::atomic<bool> stop{false};
   uint64_t segments_merged = 0, docs_dropped = 0, chains_folded = 0;

@@ -706,6 +706,9 @@ void Pipeline::writer_loop(int id) {
     put(fdir + seg_paths(job->ref.seg), job->path_trigrams);
     job->ref.tf_data_bytes = job->tf_data.size();
     job->ref.file_data_bytes = job->file_data.size();
+    job->ref.meta_bytes = job->path_trigrams.size();
+    for (const auto& m : job->tf_meta) job->ref.meta_bytes += m.size();
+    for (const auto& m : job->file_meta) job->ref.meta_bytes += m.size();
     if (cfg_.marks) {
       SegmentMark mark;
       mark.ref = job->ref;

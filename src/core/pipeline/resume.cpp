@@ -61,6 +61,7 @@ std::optional<SegmentMark> SegmentMark::decode(std::string_view bytes) {
   m.ref.docs = get_u64(p + 24);
   m.ref.tf_data_bytes = get_u64(p + 32);
   m.ref.file_data_bytes = get_u64(p + 40);
+  m.ref.meta_bytes = kUnknownBytes;  // stat at the commit
   m.next_seq = get_u64(p + 48);
   m.partial = p[56] != 0;
   m.files = get_u64(p + 57);
