@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -321,11 +323,12 @@ void compact_run(scipis_build* b) {
   const std::string& gen = b->cfg.gen_dir;
   DeadSeqs dead(ni);
   std::vector<std::vector<uint64_t>> racy(ni);
-  for (uint32_t i = 0; i < ni; i++) {
+  std::vector<std::vector<SegmentRef>> written(ni);
+  auto merge_indexer = [&](uint32_t i) {
     IndexerState& ix = c.indexer(i);
     for (uint64_t q : ix.dead)
       if (from[i] == UINT64_MAX || q < from[i]) dead[i].push_back(q);
-    if (from[i] == UINT64_MAX) continue;
+    if (from[i] == UINT64_MAX) return;
     // Room for all it merges from the start (a segment's table takes a
     // few times its bytes): a merge that flushed at a small budget would
     // write as many segments as it read, planned again after every
@@ -347,7 +350,7 @@ void compact_run(scipis_build* b) {
       SegmentRef r = write_segment(gen, i, seg_no++, first_seq, tf, paths, static_cast<int>(sf), budget,
                                    static_cast<uint64_t>(o.tfidf_index_size));
       r.run_started_ns = run_started;
-      m.segments.push_back(r);
+      written[i].push_back(r);
       first_seq = next_seq;
     };
     auto add = [&](std::string_view term, uint64_t seq, uint64_t n) {
@@ -389,7 +392,8 @@ void compact_run(scipis_build* b) {
             std::map<std::string, uint64_t> sum;
             for (size_t x = begin; x < at; x++) sum[names[fwd[x].term]] += fwd[x].tf;
             for (size_t mm = 0; mm + 1 < chain.members.size(); mm++)
-              for (const auto& [t, n] : stash[chain.members[mm]]) sum[t] += n;
+              if (auto it = stash.find(chain.members[mm]); it != stash.end())
+                for (const auto& [t, n] : it->second) sum[t] += n;
             for (const std::string& t : chain.retract) {
               auto it = sum.find(t);
               if (it != sum.end() && --it->second == 0) sum.erase(it);
@@ -416,7 +420,29 @@ void compact_run(scipis_build* b) {
     }
     if (!carry.empty()) fail_corrupt(ix.segs.back()->tf_dir, "postings name a document past the last");
     if (!tf.empty() || !paths.empty()) flush();
+  };
+  // Indexers merge in parallel, as many at once as a build runs: each
+  // reads only its own segments (and what the passes above prepared).
+  {
+    const uint32_t nt = std::max<uint32_t>(
+        1, std::min<uint32_t>(ni, static_cast<uint32_t>(std::max(1, o.indexer_threads))));
+    std::atomic<uint32_t> next{0};
+    std::vector<std::exception_ptr> errors(nt);
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < nt; t++)
+      threads.emplace_back([&, t] {
+        try {
+          for (uint32_t i; (i = next.fetch_add(1)) < ni;) merge_indexer(i);
+        } catch (...) {
+          errors[t] = std::current_exception();
+          next = ni;
+        }
+      });
+    for (auto& th : threads) th.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
   }
+  for (const auto& w : written) m.segments.insert(m.segments.end(), w.begin(), w.end());
   std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
     return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
   });
