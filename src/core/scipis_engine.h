@@ -159,9 +159,22 @@ scipis_build *scipis_refresh_start(const char *dir, const char *root,
 #define SCIPIS_COMPACT_ALL 1
 /* Tiers of at most 1 MiB instead of 8 (a watcher with changes waiting). */
 #define SCIPIS_COMPACT_SMALL 2
+/*
+ * Beside refreshes: the caller holds the collection's lock while this
+ * starts and while scipis_build_finish commits, not in between, so that
+ * refreshes commit meanwhile. Tail tiers only (no garbage is dropped and
+ * no chain folded: every document keeps its number); the commit puts the
+ * merged segments into the generation it finds, or drops the merge if
+ * that no longer holds what it merged (a rebuild, scipis_compact). One at
+ * a time per collection: another fails with SCIPIS_E_INVALID.
+ */
+#define SCIPIS_COMPACT_BESIDE 4
 scipis_build *scipis_compact_start(const char *dir, const scipis_options *opts, int flags,
 								   scipis_error *err);
-/* 1 when the index in dir has a tail tier a compaction (flags) would merge. */
+/*
+ * 1 when the index in dir has a tail tier a compaction (flags) would
+ * merge, or (unless SCIPIS_COMPACT_BESIDE) garbage it would drop.
+ */
 int			scipis_compact_needed(const char *dir, int flags);
 /*
  * 1 with *ns set when dir records when its collection was last fresh: every

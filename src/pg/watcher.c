@@ -38,6 +38,8 @@
 
 bool		scipis_watch_test_overflow = false;
 
+static void stop_merge(int code, Datum arg);
+
 #define SETTLE_MS 100			/* quiet this long ends a batch */
 #define MAX_BATCH_MS 500		/* a batch ends this long after its first event */
 #define RESCAN_MS 10000			/* whole-tree refreshes while watches are missing */
@@ -45,7 +47,7 @@ bool		scipis_watch_test_overflow = false;
 #define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */
 #define RETRY_MS 5000			/* after a refresh that failed */
 #define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
-#define BIG_MERGE_MS 60000		/* merges up to 8 MiB wait at most this long for quiet */
+#define GARBAGE_MERGE_MS 600000	/* a merge under the lock waits at most this long for quiet */
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
 					IN_ONLYDIR | IN_EXCL_UNLINK)
@@ -71,7 +73,8 @@ typedef struct Watcher
 	char	  **paths;			/* the batch's paths */
 	int			npaths;
 	int			cap;
-	TimestampTz big_merge_at;	/* when merges were last allowed 8 MiB */
+	TimestampTz garbage_merge_at;	/* when a merge last ran under the lock */
+	scipis_build *merge;		/* a merge beside the refreshes, or NULL */
 } Watcher;
 
 bool
@@ -380,12 +383,83 @@ reload(Watcher *w, int64 id)
 	{
 		scipis_error err;
 
+		stop_merge(0, PointerGetDatum(w));
+
 		if (scipis_remove_dir(prev_dir, &err) != 0)
 			ereport(LOG, (errmsg("scipis: the watcher could not remove \"%s\": %s", prev_dir, err.message)));
 	}
 	if (prev_dir != NULL)
 		pfree(prev_dir);
 	return found;
+}
+
+/* A merge still running when the watcher exits is stopped, not committed. */
+static void
+stop_merge(int code, Datum arg)
+{
+	Watcher    *w = (Watcher *) DatumGetPointer(arg);
+
+	if (w->merge != NULL)
+		scipis_build_abort(w->merge);
+	w->merge = NULL;
+}
+
+/* Commits the merge beside the refreshes once done; the caller holds the lock. */
+static void
+merge_commit(Watcher *w)
+{
+	scipis_build *b = w->merge;
+	scipis_build_stats stats;
+	scipis_error err;
+
+	if (b == NULL || !scipis_build_wait(b, 0))
+		return;
+	w->merge = NULL;
+	if (scipis_build_finish(b, &stats, &err) != 0)
+		ereport(LOG,
+				(errmsg("scipis: the watcher of \"%s\" could not merge its segments: %s (tried again after the next refresh)",
+						w->c.name, err.message)));
+	else
+		ereport(DEBUG1,
+				(errmsg_internal("scipis: the watcher of \"%s\" merged %llu segments beside its refreshes in %.3f s",
+								 w->c.name, (unsigned long long) stats.segments_merged, stats.seconds)));
+}
+
+/*
+ * After a refresh, holding the collection's lock. Tail tiers are merged
+ * beside the refreshes that follow (a merge of 8 MiB takes seconds, and
+ * under the lock the next refresh would wait for it); garbage (tombstoned
+ * and chained documents, which only a merge that renumbers drops) is
+ * merged under the lock once no change waits, or every GARBAGE_MERGE_MS.
+ */
+static void
+merge(Watcher *w, const scipis_options *opts)
+{
+	scipis_error err;
+
+	merge_commit(w);
+	if (w->merge != NULL)
+		return;
+	if (scipis_compact_needed(w->dir, SCIPIS_COMPACT_BESIDE))
+	{
+		w->merge = scipis_compact_start(w->dir, opts, SCIPIS_COMPACT_BESIDE, &err);
+		if (w->merge == NULL)
+			ereport(LOG,
+					(errmsg("scipis: the watcher of \"%s\" could not merge its segments: %s (tried again after the next refresh)",
+							w->c.name, err.message)));
+	}
+	else
+	{
+		struct pollfd pfd = {.fd = w->fd,.events = POLLIN};
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (poll(&pfd, 1, 0) == 0 ||
+			TimestampDifferenceExceeds(w->garbage_merge_at, now, GARBAGE_MERGE_MS))
+		{
+			scipis_compact_tiers(w->dir, opts, w->c.name, false);
+			w->garbage_merge_at = now;
+		}
+	}
 }
 
 /*
@@ -431,22 +505,7 @@ refresh(Watcher *w, int64 as_of)
 	ok = b != NULL && scipis_build_finish(b, &stats, &err) == 0 &&
 		scipis_mark_fresh(w->dir, as_of, &err) == 0;
 	if (ok)
-	{
-		/*
-		 * While changes wait (their events are queued), only merges of up
-		 * to 1 MiB run: the next refresh waits for a merge, and one of 8 MiB
-		 * takes seconds. The bigger ones run once the tree is quiet, or
-		 * when they have waited BIG_MERGE_MS.
-		 */
-		struct pollfd pfd = {.fd = w->fd,.events = POLLIN};
-		TimestampTz now = GetCurrentTimestamp();
-		bool		small = poll(&pfd, 1, 0) > 0 &&
-			!TimestampDifferenceExceeds(w->big_merge_at, now, BIG_MERGE_MS);
-
-		scipis_compact_tiers(w->dir, &opts, w->c.name, small);
-		if (!small)
-			w->big_merge_at = now;
-	}
+		merge(w, &opts);
 	scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
 	if (!ok)
 		ereport(LOG,
@@ -498,6 +557,7 @@ scipis_watcher_main(Datum arg)
 	ctl.entrysize = sizeof(WatchEntry);
 	ctl.hcxt = w.cxt;
 	w.watches = hash_create("scipis watches", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	before_shmem_exit(stop_merge, PointerGetDatum(&w));
 	w.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w.fd < 0)
 		ereport(ERROR,
@@ -589,6 +649,7 @@ scipis_watcher_main(Datum arg)
 
 				if (scipis_mark_fresh(w.dir, as_of, &err) != 0)
 					ereport(LOG, (errmsg("scipis: the watcher of \"%s\": %s", w.c.name, err.message)));
+				merge_commit(&w);
 				scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w.c.id);
 			}
 			last_mark = now;

@@ -201,3 +201,110 @@ TEST(Compact, ManifestRecordsDictionaryBytes) {
   EXPECT_EQ(scipis::Manifest::decode("m", m.encode()).segments.back().meta_bytes,
             m.segments.back().meta_bytes);
 }
+
+namespace {
+
+bool has_tier(const std::string& dir) {
+  std::string bytes;
+  if (!scipis::read_file(scipis::manifest_path(dir), bytes)) return false;
+  scipis::Manifest m = scipis::Manifest::decode(scipis::manifest_path(dir), bytes);
+  fill_meta_bytes(m.gen_dir(dir), m);
+  for (size_t f : scipis::plan_merges(m, false))
+    if (f != SIZE_MAX) return true;
+  return false;
+}
+
+}  // namespace
+
+// A merge beside refreshes: refreshes (appends, rewrites, deletes, new
+// files) commit between its start and its commit, and the commit puts the
+// merged segments into the generation they made; every answer stays the
+// oracle's. A second one at the same time is refused; one whose segments
+// a full compaction replaced meanwhile is dropped.
+TEST(Compact, MergeBesideRefreshes) {
+  AppendMin every_size(0);
+  std::mt19937 rng(11);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::vector<std::string> files;
+  for (int i = 0; i < 10; i++) {
+    files.push_back(root + "/f" + std::to_string(i) + ".log");
+    testutil::write(files.back(), lines(rng, rng() % 5000));
+  }
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  std::string log;
+  auto change = [&](int step) {
+    const std::string& f = files[rng() % files.size()];
+    const int op = static_cast<int>(rng() % 4);
+    if (!fs::exists(f) || op == 3) {
+      testutil::write(f, lines(rng, rng() % 4000));
+      log += "write " + f + "\n";
+    } else if (op == 2 && step % 3 == 2) {
+      fs::remove(f);
+      log += "delete " + f + "\n";
+    } else {
+      std::ofstream(f, std::ios::app) << " " + lines(rng, rng() % 900);
+      log += "append " + f + "\n";
+    }
+    settle();
+  };
+  int merged = 0;
+  for (int round = 0; round < 6; round++) {
+    for (int k = 0; k < 5; k++) {
+      change(round * 10 + k);
+      ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    }
+    if (!has_tier(dir)) continue;
+    scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &err);
+    ASSERT_NE(b, nullptr) << err.message;
+    scipis_error busy;
+    EXPECT_EQ(scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &busy), nullptr);
+    EXPECT_EQ(busy.code, SCIPIS_E_INVALID) << busy.message;
+    // Refreshes commit while it runs (and leave its directory be).
+    for (int k = 0; k < 2; k++) {
+      change(round * 10 + 5 + k);
+      ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    }
+    const uint64_t before = st.segments;
+    while (!scipis_build_wait(b, 100)) {
+    }
+    ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message << "\n" << log;
+    log += "merged beside: " + std::to_string(st.segments_merged) + "\n";
+    EXPECT_GT(st.segments_merged, 0u) << log;
+    EXPECT_LT(st.segments, before) << log;
+    EXPECT_EQ(st.docs_dropped, 0u);
+    EXPECT_FALSE(fs::exists(dir + "/merging")) << log;
+    merged++;
+    check(dir, root, "beside, round " + std::to_string(round) + "\n" + log, kMore);
+    if (HasFailure()) return;
+    // Nothing read again that did not change.
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    EXPECT_EQ(st.files_added + st.files_changed + st.files_appended + st.files_deleted, 0u) << log;
+  }
+  EXPECT_GT(merged, 1);
+  // Overtaken: a full compaction replaces the segments it merged.
+  change(99);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  change(98);
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  EXPECT_TRUE(fs::exists(dir + "/merging"));  // the full compaction left it be
+  while (!scipis_build_wait(b, 100)) {
+  }
+  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.segments_merged, 0u);
+  EXPECT_FALSE(fs::exists(dir + "/merging"));
+  check(dir, root, "overtaken\n" + log, kMore);
+  // A merge of everything cannot run beside.
+  EXPECT_EQ(scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_ALL, &err),
+            nullptr);
+  EXPECT_EQ(err.code, SCIPIS_E_INVALID);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}

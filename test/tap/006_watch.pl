@@ -86,6 +86,18 @@ same_as_fresh('a file in the renamed directory');
 remove_tree("$tree/c");
 same_as_fresh('rmdir');
 
+# Many small refreshes: their segments are merged beside the refreshes
+# that follow (and committed when the watcher is idle), so they do not
+# pile up, and the answers stay a fresh build's.
+for my $i (1 .. 30) {
+	put("a/many-$i.log", "epsilon many $i\n");
+	put("a/one.log", "zeta $i\n", '>>');
+	is($node->safe_psql('postgres', "SELECT scipis_wait_fresh('w', now(), '60 s')"), 't', "small change $i is fresh");
+}
+ok($node->poll_query_until('postgres', "SELECT segments < 10 FROM scipis_collections WHERE name = 'w'"),
+	'segments of 30 refreshes were merged');
+same_as_fresh('merged beside the refreshes');
+
 # Every batch taken as an overflow: the whole tree is walked. A restart,
 # so that the watcher has the setting before the changes are made.
 $node->append_conf('postgresql.conf', "scipis.watch_test_overflow = on\n");

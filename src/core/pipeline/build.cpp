@@ -14,6 +14,7 @@
 
 #include "index/manifest.h"
 #include "pipeline/build.h"
+#include "pipeline/compact.h"
 #include "index/segment_format.h"
 #include "pipeline/pipeline.h"
 #include "scipis_engine.h"
@@ -51,6 +52,7 @@ std::vector<std::string> list_garbage(const std::string& dir, const Manifest* cu
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
     if (n == "." || n == ".." || n == "MANIFEST" || n.rfind("FRESH", 0) == 0 || n == keep || n == resumed) continue;
+    if (n == kMergeStage && merge_stage_busy(dir + "/" + n)) continue;
     doomed.push_back(dir + "/" + n);
   }
   ::closedir(d);

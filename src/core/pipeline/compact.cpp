@@ -52,7 +52,9 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes)
       k = 0;
     } else {
       // Segments of half the largest's size or more are full flushes (a
-      // build's, or a merge's): merged again only for their garbage.
+      // build's, or a merge's): merged again only for their garbage. Not
+      // below kTierFloor: there a segment's fixed costs (dictionary
+      // headers) make every small segment look alike.
       uint64_t largest = 0;
       for (const SegmentRef* s : segs) largest = std::max(largest, segment_bytes(*s));
       const uint64_t bound =
@@ -62,7 +64,7 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes)
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
         const uint64_t bytes = segment_bytes(s);
-        if (k < segs.size() && (bytes > kTierRatio * after || 2 * bytes >= largest ||
+        if (k < segs.size() && (bytes > kTierRatio * after || (2 * bytes >= largest && bytes > kTierFloor) ||
                                 after + bytes > bound))
           break;
         after += bytes;
@@ -90,13 +92,14 @@ using TermCounts = std::vector<std::pair<std::string, uint64_t>>;
 
 // Every posting of segment s, as (seq, term, tf) with terms into names.
 void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t splits,
-            std::vector<std::string>& names, std::vector<Fwd>& out) {
+            std::vector<std::string>& names, std::vector<Fwd>& out, const std::string* read = nullptr) {
   std::vector<Posting> ps;
   // The data file read once: a read per term would be a system call for
   // each of millions.
   const std::string path = s.tf_dir + seg_data(s.ref.seg);
-  std::string data;
-  if (!read_file(path, data)) fail_io(ENOENT, "read", path);
+  std::string own;
+  if (!read && !read_file(path, own)) fail_io(ENOENT, "read", path);
+  const std::string& data = read ? *read : own;
   if (data.size() != s.ref.tf_data_bytes)
     fail_corrupt(path, "file size differs from the manifest (truncated or overwritten)");
   check_header(path, kMagicTfData, data.data(), data.size());
@@ -158,26 +161,28 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
   return r;
 }
 
-// Links (or copies) a kept segment's files into the new generation.
-void link_segment(const std::string& from, const std::string& to, const SegmentRef& s,
-                  uint32_t splits) {
+}  // namespace
+
+void scipis::link_segment(const std::string& from, const std::string& to, const SegmentRef& s,
+                          uint32_t splits, uint32_t as_seg) {
   mkdir_p(to + "/" + tf_dir(s.indexer));
   mkdir_p(to + "/" + file_dir(s.indexer));
-  for (const std::string& f : segment_files(s, splits)) link_or_copy(from + "/" + f, to + "/" + f);
+  SegmentRef named = s;
+  named.seg = as_seg;
+  const std::vector<std::string> src = segment_files(s, splits), dst = segment_files(named, splits);
+  for (size_t f = 0; f < src.size(); f++) link_or_copy(from + "/" + src[f], to + "/" + dst[f]);
 }
-
-}  // namespace
 
 void compact_run(scipis_build* b) {
   CompactState& cs = *b->compact;
-  Collection c(b->dir);
-  // Copied: a manifest before version 3 has its segments' sizes filled.
-  Manifest cur = c.manifest();
-  fill_meta_bytes(cur.gen_dir(b->dir), cur);
-  if (cur.generation != cs.current.generation)
+  std::unique_ptr<Collection> own;
+  if (!cs.beside) own = std::make_unique<Collection>(b->dir);
+  Collection& c = cs.beside ? *cs.snapshot : *own;
+  const Manifest& cur = cs.current;
+  if (c.manifest().generation != cs.current.generation)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
   const uint32_t ni = cur.indexers, sf = cur.split_factor;
-  std::vector<size_t> from_seg = plan_merges(cur, cs.all, cs.max_bytes);
+  std::vector<size_t> from_seg = cs.beside ? cs.plan : plan_merges(cur, cs.all, cs.max_bytes);
   std::vector<std::vector<const SegmentRef*>> refs(ni);  // with their sizes filled
   for (const SegmentRef& s : cur.segments) refs[s.indexer].push_back(&s);
   // An indexer of one segment with nothing to drop or fold is left be.
@@ -186,7 +191,7 @@ void compact_run(scipis_build* b) {
     if (from_seg[i] == 0 && ix.segs.size() == 1 && ix.dead.empty() && ix.chained.empty())
       from_seg[i] = SIZE_MAX;
   }
-  if (!cs.all) {
+  if (!cs.all && !cs.beside) {
     // Garbage (tombstoned documents, chain members) costs every query:
     // a merge reaches back to the first segment from which on what it
     // would reclaim (the tombstoned, and the members of the chains whose
@@ -253,7 +258,7 @@ void compact_run(scipis_build* b) {
   std::vector<bool> fold(chains.size(), false);
   absl::flat_hash_map<DocId, size_t> folded_member;  // non-last members of folded chains
   for (size_t ch = 0; ch < chains.size(); ch++) {
-    fold[ch] = std::all_of(chains[ch].members.begin(), chains[ch].members.end(), merged);
+    fold[ch] = !cs.beside && std::all_of(chains[ch].members.begin(), chains[ch].members.end(), merged);
     if (!fold[ch]) continue;
     cs.chains_folded++;
     for (size_t m = 0; m + 1 < chains[ch].members.size(); m++) folded_member[chains[ch].members[m]] = ch;
@@ -267,7 +272,7 @@ void compact_run(scipis_build* b) {
     uint64_t next = from[i];
     renum[i].resize(ix.docs() - from[i]);
     for (uint64_t q = from[i]; q < ix.docs(); q++) {
-      const bool drop = ix.is_dead(q) || folded_member.contains(DocId{i, q});
+      const bool drop = !cs.beside && (ix.is_dead(q) || folded_member.contains(DocId{i, q}));
       renum[i][q - from[i]] = drop ? UINT64_MAX : next++;
       cs.docs_dropped += drop;
     }
@@ -315,7 +320,8 @@ void compact_run(scipis_build* b) {
     IndexerState& ix = c.indexer(i);
     const size_t keep = from_seg[i] == SIZE_MAX ? ix.segs.size() : from_seg[i];
     for (size_t j = 0; j < keep; j++) {
-      link_segment(old_gen, b->cfg.gen_dir, ix.segs[j]->ref, cur.split_factor);
+      if (!cs.beside)
+        link_segment(old_gen, b->cfg.gen_dir, ix.segs[j]->ref, cur.split_factor, ix.segs[j]->ref.seg);
       m.segments.push_back(ix.segs[j]->ref);
     }
   }
@@ -367,7 +373,7 @@ void compact_run(scipis_build* b) {
       SegmentState& s = *ix.segs[j];
       std::vector<std::string> names = std::move(carry_names);
       std::vector<Fwd> fwd;
-      invert(c, s, ix, sf, names, fwd);
+      invert(c, s, ix, sf, names, fwd, cs.beside ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
       for (const Fwd& f : carry) fwd.push_back(f);
       std::stable_sort(fwd.begin(), fwd.end(), [](const Fwd& a, const Fwd& b) { return a.seq < b.seq; });
       size_t at = 0;
@@ -443,6 +449,12 @@ void compact_run(scipis_build* b) {
       if (e) std::rethrow_exception(e);
   }
   for (const auto& w : written) m.segments.insert(m.segments.end(), w.begin(), w.end());
+  if (cs.beside) {
+    // The commit writes the rest, into the generation it finds then.
+    for (const auto& w : written) cs.written.insert(cs.written.end(), w.begin(), w.end());
+    cs.racy = std::move(racy);
+    return;
+  }
   std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
     return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
   });
@@ -486,6 +498,7 @@ void compact_run(scipis_build* b) {
 
 void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   CompactState& cs = *b->compact;
+  if (cs.beside) return beside_commit(b, stats);
   Manifest& m = b->next;
   const std::string& gen = b->cfg.gen_dir;
   const bool changed = cs.segments_merged > 0;
@@ -525,13 +538,20 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
     b->compact = std::make_unique<CompactState>();
     CompactState& cs = *b->compact;
     cs.all = (flags & SCIPIS_COMPACT_ALL) != 0;
+    cs.beside = (flags & SCIPIS_COMPACT_BESIDE) != 0;
+    if (cs.all && cs.beside) fail(SCIPIS_E_INVALID, "a merge of every segment cannot run beside refreshes");
     if (flags & SCIPIS_COMPACT_SMALL) cs.max_bytes = kSmallMergeBytes;
     cs.current = Manifest::decode(manifest_path(d), mbytes);
+    fill_meta_bytes(cs.current.gen_dir(d), cs.current);
     b->cfg.opts = *opts;
     resolve_threads(b->cfg.opts);
-    b->garbage = list_garbage(d, &cs.current, "");
-    b->next.generation = next_generation(d, &cs.current);
-    b->cfg.gen_dir = b->next.gen_dir(d);
+    if (cs.beside) {
+      beside_prepare(b.get());
+    } else {
+      b->garbage = list_garbage(d, &cs.current, "");
+      b->next.generation = next_generation(d, &cs.current);
+      b->cfg.gen_dir = b->next.gen_dir(d);
+    }
     mkdir_p(b->cfg.gen_dir);
     launch_build(*b);
     result = b.release();
@@ -548,6 +568,7 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL) ? kSmallMergeBytes : kMaxAutoMergeBytes;
     for (size_t f : plan_merges(m, false, max_bytes))
       if (f != SIZE_MAX) return 1;
+    if (flags & SCIPIS_COMPACT_BESIDE) return 0;  // keeps every document
     // Garbage a merge may reclaim (compact_run looks closer).
     uint64_t docs = 0;
     for (const SegmentRef& s : m.segments) docs += s.docs;

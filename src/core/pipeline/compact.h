@@ -8,13 +8,19 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "index/manifest.h"
 #include "scipis_engine.h"
 
+struct scipis_build;
+
 namespace scipis {
+
+class Collection;
 
 // Merges begin once an indexer's tail tier holds this many segments; a
 // segment is in the tail tier while it is at most kTierRatio times the
@@ -22,6 +28,8 @@ namespace scipis {
 // segment to the newest, so an indexer keeps about log_kTierRatio of its
 // growth in segments, and a byte is rewritten about that many times.
 constexpr size_t kTierWidth = 2;
+// Segments up to this size are in a tail tier whatever the largest.
+constexpr uint64_t kTierFloor = 1u << 20;
 constexpr uint64_t kTierRatio = 8;
 // A merge also reaches back to the first segment from which on tombstoned
 // documents and appended files' linked documents are half or more.
@@ -51,17 +59,48 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
 // document a flush cut.
 std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes = kMaxAutoMergeBytes);
 
+// A merge beside refreshes (SCIPIS_COMPACT_BESIDE) works in this
+// directory of the collection's, flock()ed on its file LOCK while it runs:
+// refreshes leave it be then, and remove it as garbage once it is not.
+inline const char* kMergeStage = "merging";
+bool merge_stage_busy(const std::string& stage);
+
 struct CompactState {
   bool all = false;
   uint64_t max_bytes = kMaxAutoMergeBytes;  // of a merge that is not all
-  Manifest current;
+  Manifest current;  // its segments' sizes filled
   std::atomic<bool> stop{false};
   uint64_t segments_merged = 0, docs_dropped = 0, chains_folded = 0;
+
+  // Beside refreshes: the tail tiers only, every document kept with its
+  // number (nothing dropped or folded), so that the commit can put the
+  // merged segments into whatever generation refreshes made meanwhile.
+  // What it reads is opened under the lock, at the start: a refresh
+  // removes the generation it replaces.
+  bool beside = false;
+  std::vector<size_t> plan;
+  std::unique_ptr<Collection> snapshot;
+  std::map<std::pair<uint32_t, uint32_t>, std::string> tf_data;  // (indexer, seg)
+  std::string stage;
+  int lock_fd = -1;
+  std::vector<SegmentRef> written;              // the merged segments, in order
+  std::vector<std::vector<uint64_t>> racy;      // racy documents among them
+  ~CompactState();
 };
+
+// Opens what a merge beside refreshes reads (caller holds the lock).
+void beside_prepare(scipis_build* b);
+// Commits it into the collection's current generation (caller holds the
+// lock): the merged segments replace their inputs if the generation still
+// holds them, else the merge is dropped (nothing merged).
+void beside_commit(scipis_build* b, scipis_build_stats* stats);
+// Links (or copies) segment s's files from generation from into to, named
+// as segment as_seg there.
+void link_segment(const std::string& from, const std::string& to, const SegmentRef& s,
+                  uint32_t splits, uint32_t as_seg);
 
 }  // namespace scipis
 
-struct scipis_build;
 // The coordinator's part (engine thread) and the commit (caller's thread).
 void compact_run(scipis_build* b);
 void compact_commit(scipis_build* b, scipis_build_stats* stats);

@@ -1,0 +1,181 @@
+// Merges beside refreshes: a watcher's tiers merged while its refreshes
+// go on committing. Every document keeps its number, so the tombstones,
+// chains and racy lists the refreshes wrote meanwhile stay true; the
+// commit only swaps the merged segments in (renaming the segments after
+// them, so that segment numbers keep the documents' order).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "index/chains.h"
+#include "index/deletes.h"
+#include "index/segment_format.h"
+#include "pipeline/build.h"
+#include "pipeline/compact.h"
+#include "pipeline/refresh.h"
+#include "query/collection.h"
+#include "util/error.h"
+#include "util/fileio.h"
+
+using namespace scipis;
+
+namespace {
+
+bool same_segment(const SegmentRef& a, const SegmentRef& b) {
+  return a.indexer == b.indexer && a.seg == b.seg && a.first_seq == b.first_seq && a.docs == b.docs &&
+         a.tf_data_bytes == b.tf_data_bytes && a.file_data_bytes == b.file_data_bytes;
+}
+
+std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m) {
+  std::vector<std::vector<const SegmentRef*>> out(m.indexers);
+  for (const SegmentRef& s : m.segments) out[s.indexer].push_back(&s);
+  return out;
+}
+
+void copy_side_file(const std::string& from, const std::string& to, const char* name) {
+  if (::access((from + "/" + name).c_str(), F_OK) == 0) link_or_copy(from + "/" + name, to + "/" + name);
+}
+
+}  // namespace
+
+bool scipis::merge_stage_busy(const std::string& stage) {
+  const int fd = ::open((stage + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return busy;
+}
+
+CompactState::~CompactState() {
+  if (lock_fd >= 0) ::close(lock_fd);
+}
+
+void scipis::beside_prepare(scipis_build* b) {
+  CompactState& cs = *b->compact;
+  cs.stage = b->dir + "/" + kMergeStage;
+  if (merge_stage_busy(cs.stage))
+    fail(SCIPIS_E_INVALID, "a merge of the collection in \"%s\" is already running", b->dir.c_str());
+  remove_tree(cs.stage);
+  mkdir_p(cs.stage);
+  cs.lock_fd = ::open((cs.stage + "/LOCK").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (cs.lock_fd < 0) fail_io(errno, "open", cs.stage + "/LOCK");
+  if (::flock(cs.lock_fd, LOCK_EX | LOCK_NB) != 0)
+    fail(SCIPIS_E_INVALID, "a merge of the collection in \"%s\" is already running", b->dir.c_str());
+  b->cfg.gen_dir = cs.stage + "/out";
+  cs.plan = plan_merges(cs.current, false, cs.max_bytes);
+  cs.snapshot = std::make_unique<Collection>(b->dir);
+  Collection& c = *cs.snapshot;
+  if (c.manifest().generation != cs.current.generation)
+    fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
+  // Everything the merge reads, opened now: mapped files outlive the
+  // generation directory a refresh removes.
+  for (uint32_t i = 0; i < cs.current.indexers; i++) {
+    if (cs.plan[i] == SIZE_MAX) continue;
+    IndexerState& ix = c.indexer(i);
+    for (size_t j = cs.plan[i]; j < ix.segs.size(); j++) {
+      SegmentState& s = *ix.segs[j];
+      for (uint32_t sp = 0; sp < cs.current.split_factor; sp++) c.tf_meta(s, sp);
+      c.files(s);
+      const std::string path = s.tf_dir + seg_data(s.ref.seg);
+      if (!read_file(path, cs.tf_data[{i, s.ref.seg}])) fail_io(ENOENT, "read", path);
+    }
+  }
+}
+
+void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
+  CompactState& cs = *b->compact;
+  *stats = scipis_build_stats{};
+  std::string mbytes;
+  if (!read_file(manifest_path(b->dir), mbytes))
+    fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")", b->dir.c_str());
+  Manifest now = Manifest::decode(manifest_path(b->dir), mbytes);
+  const std::string now_gen = now.gen_dir(b->dir);
+  fill_meta_bytes(now_gen, now);
+  const Manifest& then = cs.current;
+  const auto old_ix = by_indexer(then), new_ix = by_indexer(now);
+  // Refreshes only add segments after an indexer's last: the merged ones
+  // must still be there, as they were.
+  bool holds = cs.segments_merged > 0 && now.indexers == then.indexers &&
+               now.split_factor == then.split_factor;
+  for (uint32_t i = 0; holds && i < then.indexers; i++) {
+    if (new_ix[i].size() < old_ix[i].size()) holds = false;
+    for (size_t j = 0; holds && j < old_ix[i].size(); j++) holds = same_segment(*old_ix[i][j], *new_ix[i][j]);
+  }
+  if (!holds) {
+    remove_tree(cs.stage);
+    stats->segments = now.segments.size();
+    stats->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+    return;
+  }
+  Manifest m = now;
+  m.generation = next_generation(b->dir, &now);
+  m.segments.clear();
+  const std::string gen = m.gen_dir(b->dir), out = b->cfg.gen_dir;
+  mkdir_p(gen);
+  auto written = by_indexer(then);
+  for (auto& w : written) w.clear();
+  for (const SegmentRef& s : cs.written) written[s.indexer].push_back(&s);
+  for (uint32_t i = 0; i < now.indexers; i++) {
+    const size_t from = cs.plan[i] == SIZE_MAX ? old_ix[i].size() : cs.plan[i];
+    uint32_t next_seg = 0;
+    for (const SegmentRef* s : new_ix[i]) next_seg = std::max(next_seg, s->seg + 1);
+    for (const SegmentRef* s : written[i]) next_seg = std::max(next_seg, s->seg + 1);
+    auto put = [&](const std::string& src, const SegmentRef& s, uint32_t as) {
+      link_segment(src, gen, s, m.split_factor, as);
+      SegmentRef r = s;
+      r.seg = as;
+      m.segments.push_back(r);
+    };
+    // Before the merge: as they are. Then the merged segments, and the
+    // refreshes' since, numbered after every number in use.
+    for (size_t j = 0; j < from; j++) put(now_gen, *new_ix[i][j], new_ix[i][j]->seg);
+    if (cs.plan[i] == SIZE_MAX) {
+      for (size_t j = from; j < new_ix[i].size(); j++) put(now_gen, *new_ix[i][j], new_ix[i][j]->seg);
+      continue;
+    }
+    for (const SegmentRef* s : written[i]) put(out, *s, next_seg++);
+    for (size_t j = old_ix[i].size(); j < new_ix[i].size(); j++) put(now_gen, *new_ix[i][j], next_seg++);
+  }
+  copy_side_file(now_gen, gen, kDeletesFile);
+  copy_side_file(now_gen, gen, kChainsFile);
+  copy_side_file(now_gen, gen, kTermsFile);
+  // Racy documents: those the generation names, and those of the merged
+  // segments (a merged segment's run start is its newest input's), less
+  // the tombstoned.
+  std::vector<uint64_t> docs(now.indexers, 0);
+  for (const SegmentRef& s : now.segments) docs[s.indexer] += s.docs;
+  DeadSeqs racy = cs.racy, dead(now.indexers);
+  racy.resize(now.indexers);
+  std::string bytes;
+  if (read_file(now_gen + "/" + kRacyFile, bytes)) {
+    DeadSeqs old = decode_deletes(now_gen + "/" + kRacyFile, bytes, docs);
+    for (uint32_t i = 0; i < now.indexers; i++) racy[i].insert(racy[i].end(), old[i].begin(), old[i].end());
+  }
+  if (read_file(now_gen + "/" + kDeletesFile, bytes)) dead = decode_deletes(now_gen + "/" + kDeletesFile, bytes, docs);
+  for (uint32_t i = 0; i < now.indexers; i++) {
+    auto& r = racy[i];
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    r.erase(std::remove_if(r.begin(), r.end(),
+                           [&](uint64_t q) { return std::binary_search(dead[i].begin(), dead[i].end(), q); }),
+            r.end());
+  }
+  if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
+  publish_generation(b->dir, gen, m, now_gen);
+  remove_tree(cs.stage);
+  stats->files = m.files;
+  stats->bytes = m.bytes;
+  stats->tokens = m.total_tokens;
+  stats->terms = m.terms;
+  stats->segments = m.segments.size();
+  stats->index_bytes = m.index_bytes;
+  stats->deleted_docs = m.deleted;
+  stats->chain_links = m.chain_links;
+  stats->segments_merged = cs.segments_merged;
+  stats->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+}
