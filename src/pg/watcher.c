@@ -13,7 +13,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -48,6 +47,7 @@ static void stop_merge(int code, Datum arg);
 #define RETRY_MS 5000			/* after a refresh that failed */
 #define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
 #define GARBAGE_MERGE_MS 600000	/* a merge under the lock waits at most this long for quiet */
+#define QUIET_MS 5000			/* no event this long: the tree is quiet */
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
 					IN_ONLYDIR | IN_EXCL_UNLINK)
@@ -74,6 +74,7 @@ typedef struct Watcher
 	int			npaths;
 	int			cap;
 	TimestampTz garbage_merge_at;	/* when a merge last ran under the lock */
+	TimestampTz last_event;		/* when the last event of a change came */
 	scipis_build *merge;		/* a merge beside the refreshes, or NULL */
 } Watcher;
 
@@ -393,6 +394,19 @@ reload(Watcher *w, int64 id)
 	return found;
 }
 
+/* The collection's options (their strings live in TopMemoryContext). */
+static void
+load_options(Watcher *w, scipis_options *opts)
+{
+	MemoryContext old;
+
+	StartTransactionCommand();
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	scipis_options_from_jsonb(w->c.options, opts);
+	MemoryContextSwitchTo(old);
+	CommitTransactionCommand();
+}
+
 /* A merge still running when the watcher exits is stopped, not committed. */
 static void
 stop_merge(int code, Datum arg)
@@ -430,7 +444,8 @@ merge_commit(Watcher *w)
  * beside the refreshes that follow (a merge of 8 MiB takes seconds, and
  * under the lock the next refresh would wait for it); garbage (tombstoned
  * and chained documents, which only a merge that renumbers drops) is
- * merged under the lock once no change waits, or every GARBAGE_MERGE_MS.
+ * merged under the lock once the tree has been quiet for QUIET_MS, or
+ * every GARBAGE_MERGE_MS.
  */
 static void
 merge(Watcher *w, const scipis_options *opts)
@@ -450,10 +465,9 @@ merge(Watcher *w, const scipis_options *opts)
 	}
 	else
 	{
-		struct pollfd pfd = {.fd = w->fd,.events = POLLIN};
 		TimestampTz now = GetCurrentTimestamp();
 
-		if (poll(&pfd, 1, 0) == 0 ||
+		if (TimestampDifferenceExceeds(w->last_event, now, QUIET_MS) ||
 			TimestampDifferenceExceeds(w->garbage_merge_at, now, GARBAGE_MERGE_MS))
 		{
 			scipis_compact_tiers(w->dir, opts, w->c.name, false);
@@ -475,16 +489,11 @@ refresh(Watcher *w, int64 as_of)
 	scipis_error err;
 	scipis_build *b;
 	scipis_build_stats stats;
-	MemoryContext old;
 	bool		ok;
 
 	if (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id))
 		return 0;
-	StartTransactionCommand();
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	scipis_options_from_jsonb(w->c.options, &opts);
-	MemoryContextSwitchTo(old);
-	CommitTransactionCommand();
+	load_options(w, &opts);
 	b = scipis_refresh_start(w->dir, w->c.root, &opts, w->full ? NULL : (const char *const *) w->paths,
 							 w->full ? 0 : w->npaths, 0, &err);
 	if (b != NULL)
@@ -558,6 +567,7 @@ scipis_watcher_main(Datum arg)
 	ctl.hcxt = w.cxt;
 	w.watches = hash_create("scipis watches", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	before_shmem_exit(stop_merge, PointerGetDatum(&w));
+	w.garbage_merge_at = GetCurrentTimestamp();	/* the first forced one after GARBAGE_MERGE_MS */
 	w.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w.fd < 0)
 		ereport(ERROR,
@@ -650,6 +660,15 @@ scipis_watcher_main(Datum arg)
 				if (scipis_mark_fresh(w.dir, as_of, &err) != 0)
 					ereport(LOG, (errmsg("scipis: the watcher of \"%s\": %s", w.c.name, err.message)));
 				merge_commit(&w);
+				/* Quiet since the last change, and not merged since: what is left. */
+				if (w.merge == NULL && TimestampDifferenceExceeds(w.last_event, now, QUIET_MS) &&
+					w.garbage_merge_at < w.last_event && scipis_compact_needed(w.dir, 0))
+				{
+					scipis_options opts;
+
+					load_options(&w, &opts);
+					merge(&w, &opts);
+				}
 				scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w.c.id);
 			}
 			last_mark = now;
@@ -668,7 +687,7 @@ scipis_watcher_main(Datum arg)
 			while (read_events(&w))
 				;
 			if (w.npaths != before || w.full != was_full)
-				last_event = GetCurrentTimestamp();
+				last_event = w.last_event = GetCurrentTimestamp();
 		}
 	}
 }

@@ -1,5 +1,6 @@
 #include "pipeline/compact.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -437,6 +438,9 @@ void compact_run(scipis_build* b) {
     std::vector<std::thread> threads;
     for (uint32_t t = 0; t < nt; t++)
       threads.emplace_back([&, t] {
+        // Beside refreshes, a merge takes the cores the refreshes leave:
+        // they decide how fresh the collection is.
+        if (cs.beside) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kBesideNice);
         try {
           for (uint32_t i; (i = next.fetch_add(1)) < ni;) merge_indexer(i);
         } catch (...) {
@@ -540,6 +544,7 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
     cs.all = (flags & SCIPIS_COMPACT_ALL) != 0;
     cs.beside = (flags & SCIPIS_COMPACT_BESIDE) != 0;
     if (cs.all && cs.beside) fail(SCIPIS_E_INVALID, "a merge of every segment cannot run beside refreshes");
+    if (cs.beside) cs.max_bytes = kBesideMergeBytes;
     if (flags & SCIPIS_COMPACT_SMALL) cs.max_bytes = kSmallMergeBytes;
     cs.current = Manifest::decode(manifest_path(d), mbytes);
     fill_meta_bytes(cs.current.gen_dir(d), cs.current);
@@ -565,7 +570,9 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     if (!read_file(manifest_path(dir), mbytes)) return 0;
     Manifest m = Manifest::decode(manifest_path(dir), mbytes);
     fill_meta_bytes(m.gen_dir(dir), m);
-    const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL) ? kSmallMergeBytes : kMaxAutoMergeBytes;
+    const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL)    ? kSmallMergeBytes
+                               : (flags & SCIPIS_COMPACT_BESIDE) ? kBesideMergeBytes
+                                                                 : kMaxAutoMergeBytes;
     for (size_t f : plan_merges(m, false, max_bytes))
       if (f != SIZE_MAX) return 1;
     if (flags & SCIPIS_COMPACT_BESIDE) return 0;  // keeps every document

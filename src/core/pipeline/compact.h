@@ -38,6 +38,10 @@ constexpr uint64_t kGarbageShareDenominator = 2;
 // segments: it holds the collection's lock, and the next refresh waits for
 // it. scipis_compact merges whatever is left.
 constexpr uint64_t kMaxAutoMergeBytes = 8u << 20;
+// A merge beside refreshes holds up none of them: it may take longer.
+constexpr uint64_t kBesideMergeBytes = 64u << 20;
+// Its threads' nice value (Linux: per thread).
+constexpr int kBesideNice = 10;
 // With SCIPIS_COMPACT_SMALL (a watcher with changes waiting) at most this
 // many, unless an indexer holds more than kSmallMergeSegments segments.
 constexpr uint64_t kSmallMergeBytes = 1u << 20;
