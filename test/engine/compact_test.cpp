@@ -164,6 +164,10 @@ TEST(Compact, MergePlanCountsDictionaries) {
   many.push_back({1 * MiB, 1 * MiB});
   EXPECT_EQ(scipis::plan_merges(manifest_of(many), false, scipis::kSmallMergeBytes)[0],
             many.size() - 4);
+  // A merge beside refreshes tiers full flushes too.
+  const auto full = manifest_of({{2 * MiB, 2 * MiB}, {256 * KiB, 256 * KiB}, {256 * KiB, 256 * KiB}});
+  EXPECT_EQ(scipis::plan_merges(full, false)[0], 1u);
+  EXPECT_EQ(scipis::plan_merges(full, false, scipis::kMaxAutoMergeBytes, false)[0], 0u);
   // Unknown sizes (a manifest before version 3) count as data alone.
   scipis::Manifest m = manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB},
                                     {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}});

@@ -41,7 +41,7 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j) {
   return j;
 }
 
-std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes) {
+std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes, bool keep_full) {
   std::vector<std::vector<const SegmentRef*>> by_ix(m.indexers);
   for (const SegmentRef& s : m.segments) by_ix[s.indexer].push_back(&s);
   std::vector<size_t> from(m.indexers, SIZE_MAX);
@@ -65,7 +65,7 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes)
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
         const uint64_t bytes = segment_bytes(s);
-        if (k < segs.size() && (bytes > kTierRatio * after || (2 * bytes >= largest && bytes > kTierFloor) ||
+        if (k < segs.size() && (bytes > kTierRatio * after || (keep_full && 2 * bytes >= largest && bytes > kTierFloor) ||
                                 after + bytes > bound))
           break;
         after += bytes;
@@ -573,7 +573,7 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL)    ? kSmallMergeBytes
                                : (flags & SCIPIS_COMPACT_BESIDE) ? kBesideMergeBytes
                                                                  : kMaxAutoMergeBytes;
-    for (size_t f : plan_merges(m, false, max_bytes))
+    for (size_t f : plan_merges(m, false, max_bytes, !(flags & SCIPIS_COMPACT_BESIDE)))
       if (f != SIZE_MAX) return 1;
     if (flags & SCIPIS_COMPACT_BESIDE) return 0;  // keeps every document
     // Garbage a merge may reclaim (compact_run looks closer).

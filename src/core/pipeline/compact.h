@@ -61,7 +61,9 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
 // more and together at most max_bytes (kMaxAutoMergeBytes for an indexer
 // of more than kSmallMergeSegments segments). A merge never starts inside a
 // document a flush cut.
-std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes = kMaxAutoMergeBytes);
+// keep_full false: segments of half the largest's size are tiered too.
+std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes = kMaxAutoMergeBytes,
+                                bool keep_full = true);
 
 // A merge beside refreshes (SCIPIS_COMPACT_BESIDE) works in this
 // directory of the collection's, flock()ed on its file LOCK while it runs:

@@ -65,7 +65,9 @@ void scipis::beside_prepare(scipis_build* b) {
   if (::flock(cs.lock_fd, LOCK_EX | LOCK_NB) != 0)
     fail(SCIPIS_E_INVALID, "a merge of the collection in \"%s\" is already running", b->dir.c_str());
   b->cfg.gen_dir = cs.stage + "/out";
-  cs.plan = plan_merges(cs.current, false, cs.max_bytes);
+  // Full flushes too: a merge that holds up nothing may rewrite a big
+  // segment for the small ones after it (each byte about log8 times).
+  cs.plan = plan_merges(cs.current, false, cs.max_bytes, false);
   cs.snapshot = std::make_unique<Collection>(b->dir);
   Collection& c = *cs.snapshot;
   if (c.manifest().generation != cs.current.generation)
