@@ -511,7 +511,12 @@ void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   } else {
     remove_tree(gen);
   }
-  const Manifest& now = changed ? m : cs.current;
+  compact_stats(*b, changed ? m : cs.current, changed, stats);
+}
+
+void scipis::compact_stats(const scipis_build& b, const Manifest& now, bool merged,
+                           scipis_build_stats* stats) {
+  const CompactState& cs = *b.compact;
   *stats = scipis_build_stats{};
   stats->files = now.files;
   stats->bytes = now.bytes;
@@ -521,11 +526,12 @@ void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   stats->index_bytes = now.index_bytes;
   stats->deleted_docs = now.deleted;
   stats->chain_links = now.chain_links;
-  stats->segments_merged = cs.segments_merged;
-  stats->docs_dropped = cs.docs_dropped;
-  stats->chains_folded = cs.chains_folded;
-  stats->seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+  if (merged) {
+    stats->segments_merged = cs.segments_merged;
+    stats->docs_dropped = cs.docs_dropped;
+    stats->chains_folded = cs.chains_folded;
+  }
+  stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - b.started).count();
 }
 
 extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_options* opts,

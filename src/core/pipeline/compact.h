@@ -100,6 +100,9 @@ void beside_prepare(scipis_build* b);
 // lock): the merged segments replace their inputs if the generation still
 // holds them, else the merge is dropped (nothing merged).
 void beside_commit(scipis_build* b, scipis_build_stats* stats);
+// A compaction's stats: the counts of the generation now live, and what
+// it merged if it committed.
+void compact_stats(const scipis_build& b, const Manifest& now, bool merged, scipis_build_stats* stats);
 // Links (or copies) segment s's files from generation from into to, named
 // as segment as_seg there.
 void link_segment(const std::string& from, const std::string& to, const SegmentRef& s,

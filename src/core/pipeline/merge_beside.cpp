@@ -89,7 +89,6 @@ void scipis::beside_prepare(scipis_build* b) {
 
 void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   CompactState& cs = *b->compact;
-  *stats = scipis_build_stats{};
   std::string mbytes;
   if (!read_file(manifest_path(b->dir), mbytes))
     fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")", b->dir.c_str());
@@ -108,10 +107,7 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   }
   if (!holds) {
     remove_tree(cs.stage);
-    stats->segments = now.segments.size();
-    stats->seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
-    return;
+    return compact_stats(*b, now, false, stats);
   }
   Manifest m = now;
   m.generation = next_generation(b->dir, &now);
@@ -169,15 +165,5 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
   publish_generation(b->dir, gen, m, now_gen);
   remove_tree(cs.stage);
-  stats->files = m.files;
-  stats->bytes = m.bytes;
-  stats->tokens = m.total_tokens;
-  stats->terms = m.terms;
-  stats->segments = m.segments.size();
-  stats->index_bytes = m.index_bytes;
-  stats->deleted_docs = m.deleted;
-  stats->chain_links = m.chain_links;
-  stats->segments_merged = cs.segments_merged;
-  stats->seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - b->started).count();
+  compact_stats(*b, m, true, stats);
 }
