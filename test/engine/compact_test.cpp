@@ -305,6 +305,22 @@ TEST(Compact, MergeBesideRefreshes) {
   EXPECT_EQ(st.segments_merged, 0u);
   EXPECT_FALSE(fs::exists(dir + "/merging"));
   check(dir, root, "overtaken\n" + log, kMore);
+  // Overtaken by a rebuild of the same tree: segments of the same sizes,
+  // but not the files it merged.
+  for (int k = 0; k < 6 && !has_tier(dir); k++) {
+    std::ofstream(files[0], std::ios::app) << " " + lines(rng, 200);
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  }
+  ASSERT_TRUE(has_tier(dir));
+  b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  while (!scipis_build_wait(b, 100)) {
+  }
+  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.segments_merged, 0u);
+  check(dir, root, "rebuilt\n" + log, kMore);
   // A merge of everything cannot run beside.
   EXPECT_EQ(scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_ALL, &err),
             nullptr);

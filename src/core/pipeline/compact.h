@@ -87,6 +87,7 @@ struct CompactState {
   std::vector<size_t> plan;
   std::unique_ptr<Collection> snapshot;
   std::map<std::pair<uint32_t, uint32_t>, std::string> tf_data;  // (indexer, seg)
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> input_ids;  // (dev, inode)
   std::string stage;
   int lock_fd = -1;
   std::vector<SegmentRef> written;              // the merged segments, in order

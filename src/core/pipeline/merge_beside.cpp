@@ -5,6 +5,7 @@
 // them, so that segment numbers keep the documents' order).
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,15 @@ std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m) {
   std::vector<std::vector<const SegmentRef*>> out(m.indexers);
   for (const SegmentRef& s : m.segments) out[s.indexer].push_back(&s);
   return out;
+}
+
+// The tf data file's identity: refreshes hard-link an unchanged segment
+// into their generations, a rebuild or a full compaction writes new ones
+// (a copied link only drops the merge).
+std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return {0, 0};
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
 void copy_side_file(const std::string& from, const std::string& to, const char* name) {
@@ -83,6 +93,7 @@ void scipis::beside_prepare(scipis_build* b) {
       c.files(s);
       const std::string path = s.tf_dir + seg_data(s.ref.seg);
       if (!read_file(path, cs.tf_data[{i, s.ref.seg}])) fail_io(ENOENT, "read", path);
+      cs.input_ids[{i, s.ref.seg}] = file_id(path);
     }
   }
 }
@@ -104,6 +115,11 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   for (uint32_t i = 0; holds && i < then.indexers; i++) {
     if (new_ix[i].size() < old_ix[i].size()) holds = false;
     for (size_t j = 0; holds && j < old_ix[i].size(); j++) holds = same_segment(*old_ix[i][j], *new_ix[i][j]);
+    // The very files it read, not others of the same sizes.
+    for (size_t j = cs.plan[i]; holds && cs.plan[i] != SIZE_MAX && j < old_ix[i].size(); j++) {
+      const SegmentRef& s = *new_ix[i][j];
+      holds = file_id(now_gen + "/" + tf_dir(i) + "/" + seg_data(s.seg)) == cs.input_ids.at({i, s.seg});
+    }
   }
   if (!holds) {
     remove_tree(cs.stage);
