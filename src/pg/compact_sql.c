@@ -43,19 +43,18 @@ scipis_compact_run(const char *dir, const scipis_options *opts, int flags,
 
 /*
  * After a refresh, by its caller holding the collection's lock: merges
- * the tail tiers if segments piled up (small: at most 1 MiB). Failures are logged, never raised:
+ * the tail tiers if segments piled up. Failures are logged, never raised:
  * the refresh has committed, and the next one tries again.
  */
 void
-scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name, bool small)
+scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name)
 {
 	scipis_build_stats stats;
 	scipis_error err;
-	const int	flags = small ? SCIPIS_COMPACT_SMALL : 0;
 
-	if (!scipis_compact_needed(dir, flags))
+	if (!scipis_compact_needed(dir, 0))
 		return;
-	if (!scipis_compact_run(dir, opts, flags, &stats, &err))
+	if (!scipis_compact_run(dir, opts, 0, &stats, &err))
 		ereport(LOG,
 				(errmsg("scipis: compacting \"%s\" failed: %s (tried again after the next refresh)",
 						name, err.message)));

@@ -490,7 +490,7 @@ build_collection(JobRun *r, int threads)
 		scipis_raise(&err);
 	/* Segments a run of refreshes piled up are merged while the lock is held. */
 	if (r->refresh)
-		scipis_compact_tiers(r->dir, &opts, r->c.name, false);
+		scipis_compact_tiers(r->dir, &opts, r->c.name);
 	return end;
 }
 

@@ -93,8 +93,7 @@ void		scipis_lock_release(uint32 space, Oid database, uint32 key);
 /* compact_sql.c */
 bool		scipis_compact_run(const char *dir, const scipis_options *opts, int flags,
 							   scipis_build_stats *stats, scipis_error *err);
-void		scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name,
-								 bool small);
+void		scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name);
 
 /* job_sql.c */
 void		scipis_jobs_cancel_collection(int64 collection_id);

@@ -470,7 +470,7 @@ merge(Watcher *w, const scipis_options *opts)
 		if (TimestampDifferenceExceeds(w->last_event, now, QUIET_MS) ||
 			TimestampDifferenceExceeds(w->garbage_merge_at, now, GARBAGE_MERGE_MS))
 		{
-			scipis_compact_tiers(w->dir, opts, w->c.name, false);
+			scipis_compact_tiers(w->dir, opts, w->c.name);
 			w->garbage_merge_at = now;
 		}
 	}

@@ -234,7 +234,11 @@ TEST(Compact, MergeBesideRefreshes) {
     files.push_back(root + "/f" + std::to_string(i) + ".log");
     testutil::write(files.back(), lines(rng, rng() % 5000));
   }
-  const scipis_options o = tiny_options();
+  // A table that holds every merge whole: a merge then writes one segment
+  // per indexer whichever indexer read which file (tiny tables flush where
+  // thread timing puts the files).
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
   scipis_build_stats st;
   scipis_error err;
   settle();
