@@ -196,7 +196,7 @@ TEST(Compact, ManifestRecordsDictionaryBytes) {
     EXPECT_NE(s.meta_bytes, scipis::kUnknownBytes);
     s.meta_bytes = scipis::kUnknownBytes;
   }
-  fill_meta_bytes(m.gen_dir(dir), unknown);
+  fill_meta_bytes(dir, unknown);
   for (size_t i = 0; i < m.segments.size(); i++) {
     EXPECT_EQ(unknown.segments[i].meta_bytes, m.segments[i].meta_bytes) << i;
     files += scipis::segment_bytes(m.segments[i]);
@@ -212,7 +212,7 @@ bool has_tier(const std::string& dir) {
   std::string bytes;
   if (!scipis::read_file(scipis::manifest_path(dir), bytes)) return false;
   scipis::Manifest m = scipis::Manifest::decode(scipis::manifest_path(dir), bytes);
-  fill_meta_bytes(m.gen_dir(dir), m);
+  fill_meta_bytes(dir, m);
   for (size_t f : scipis::plan_merges(m, false))
     if (f != SIZE_MAX) return true;
   return false;

@@ -13,7 +13,9 @@ namespace {
 //    segment's run_started_ns.
 // 2: then the count of appended files' chain links.
 // 3: then each segment's meta_bytes.
-constexpr uint32_t kManifestVersion = 3;
+// 4: then each segment's home generation and file number (its files may
+//    be in an older generation's directory).
+constexpr uint32_t kManifestVersion = 4;
 }  // namespace
 
 std::string Manifest::encode() const {
@@ -37,6 +39,10 @@ std::string Manifest::encode() const {
   for (const auto& s : segments) put_u64(body, static_cast<uint64_t>(s.run_started_ns));
   put_u64(body, chain_links);
   for (const auto& s : segments) put_u64(body, s.meta_bytes);
+  for (const auto& s : segments) {
+    put_u64(body, home_of(s));
+    put_u32(body, file_seg_of(s));
+  }
   std::string out;
   FileHeader h;
   h.aux = kManifestVersion;
@@ -81,6 +87,11 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
   }
   if (h.aux >= 2) m.chain_links = c.u64();
   for (auto& s : m.segments) s.meta_bytes = h.aux >= 3 ? c.u64() : kUnknownBytes;
+  for (auto& s : m.segments) {
+    s.home = h.aux >= 4 ? c.u64() : m.generation;
+    s.file_seg = h.aux >= 4 ? c.u32() : s.seg;
+    if (s.home > m.generation) fail_corrupt(path, "segment lives in a generation after the manifest's");
+  }
   if (h.aux > kManifestVersion) fail_corrupt(path, "manifest of a newer version");
   if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");
   if (m.split_factor == 0 || m.split_factor > 4096)

@@ -22,7 +22,19 @@ struct SegmentRef {
   // recorded ctime is not well before this may have changed again within
   // the same tick of the file system's clock (INT64_MIN: unknown).
   int64_t run_started_ns = INT64_MIN;
+  // Where its files are: generation g<home>, named after file_seg there. A
+  // segment keeps the files it was written as while later generations
+  // refer to it (renumbered or not), so that a commit writes only what
+  // changed. kOwnGeneration: the manifest's own generation, named after seg
+  // (a segment just written); decoding always gives the generation.
+  uint64_t home = UINT64_MAX;
+  uint32_t file_seg = 0;
 };
+
+inline constexpr uint64_t kOwnGeneration = UINT64_MAX;
+
+// The number s's files are named after.
+inline uint32_t file_seg_of(const SegmentRef& s) { return s.home == kOwnGeneration ? s.seg : s.file_seg; }
 
 inline constexpr uint64_t kUnknownBytes = UINT64_MAX;
 
@@ -56,6 +68,11 @@ struct Manifest {
   static Manifest decode(const std::string& path, const std::string& bytes);
   std::string gen_dir(const std::string& dir) const {
     return dir + "/g" + std::to_string(generation);
+  }
+  uint64_t home_of(const SegmentRef& s) const { return s.home == kOwnGeneration ? generation : s.home; }
+  // The generation directory that holds s's files.
+  std::string home_dir(const std::string& dir, const SegmentRef& s) const {
+    return dir + "/g" + std::to_string(home_of(s));
   }
 };
 

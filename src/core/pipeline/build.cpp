@@ -10,7 +10,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <optional>
 #include <thread>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 #include "index/manifest.h"
 #include "pipeline/build.h"
@@ -44,18 +49,46 @@ uint64_t next_generation(const std::string& dir, const Manifest* current) {
 // Files no manifest names are left-overs of a cancelled, failed or crashed
 // build: garbage, removed while the next build runs.
 std::vector<std::string> list_garbage(const std::string& dir, const Manifest* current,
-                                      const std::string& resumed) {
-  std::string keep = current ? "g" + std::to_string(current->generation) : "";
+                                      const std::string& resumed, bool thorough) {
+  absl::flat_hash_set<std::string> keep{"MANIFEST", resumed};
+  absl::flat_hash_map<uint64_t, absl::flat_hash_set<std::string>> homes;  // of segments, then their files
+  if (current) {
+    keep.insert("g" + std::to_string(current->generation));
+    for (const SegmentRef& s : current->segments) {
+      keep.insert("g" + std::to_string(current->home_of(s)));
+      auto& files = homes[current->home_of(s)];
+      for (std::string& f : segment_files(s, current->split_factor)) files.insert(std::move(f));
+    }
+  }
   std::vector<std::string> doomed;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return doomed;
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n == "." || n == ".." || n == "MANIFEST" || n.rfind("FRESH", 0) == 0 || n == keep || n == resumed) continue;
+    if (n == "." || n == ".." || n.rfind("FRESH", 0) == 0 || keep.contains(n)) continue;
     if (n == kMergeStage && merge_stage_busy(dir + "/" + n)) continue;
     doomed.push_back(dir + "/" + n);
   }
   ::closedir(d);
+  // Inside older generations that still hold live segments: what a commit
+  // interrupted before dropping it left (the files of merged segments,
+  // the generation's own tombstones and lists).
+  if (!thorough || !current) return doomed;
+  for (const auto& [home, files] : homes) {
+    if (home == current->generation) continue;
+    const std::string g = dir + "/g" + std::to_string(home);
+    for (const std::string& name : list_dir(g)) {
+      bool is_index_dir = false;
+      for (uint32_t i = 0; i < current->indexers && !is_index_dir; i++)
+        is_index_dir = name == tf_dir(i) || name == file_dir(i);
+      if (!is_index_dir) {
+        doomed.push_back(g + "/" + name);
+        continue;
+      }
+      for (const std::string& f : list_dir(g + "/" + name))
+        if (!files.contains(name + "/" + f)) doomed.push_back(g + "/" + name + "/" + f);
+    }
+  }
   return doomed;
 }
 
@@ -202,40 +235,83 @@ void link_or_copy(const std::string& a, const std::string& b) {
 
 std::vector<std::string> segment_files(const SegmentRef& s, uint32_t splits) {
   const std::string t = tf_dir(s.indexer) + "/", f = file_dir(s.indexer) + "/";
-  std::vector<std::string> out{t + seg_data(s.seg), f + seg_data(s.seg)};
+  const uint32_t n = file_seg_of(s);
+  std::vector<std::string> out{t + seg_data(n), f + seg_data(n)};
   for (uint32_t sp = 0; sp < splits; sp++) {
-    out.push_back(t + seg_meta(s.seg, sp));
-    out.push_back(f + seg_meta(s.seg, sp));
+    out.push_back(t + seg_meta(n, sp));
+    out.push_back(f + seg_meta(n, sp));
   }
-  out.push_back(f + seg_paths(s.seg));
+  out.push_back(f + seg_paths(n));
   return out;
 }
 
-void fill_meta_bytes(const std::string& gen, Manifest& m) {
+void fill_meta_bytes(const std::string& dir, Manifest& m) {
   for (SegmentRef& s : m.segments) {
     if (s.meta_bytes != kUnknownBytes) continue;
+    const std::string home = m.home_dir(dir, s);
     const std::vector<std::string> files = segment_files(s, m.split_factor);
     uint64_t sum = 0;
     for (size_t i = 2; i < files.size(); i++) {
       struct stat st;
-      if (::stat((gen + "/" + files[i]).c_str(), &st) != 0) fail_io(errno, "stat", gen + "/" + files[i]);
+      if (::stat((home + "/" + files[i]).c_str(), &st) != 0) fail_io(errno, "stat", home + "/" + files[i]);
       sum += static_cast<uint64_t>(st.st_size);
     }
     s.meta_bytes = sum;
   }
 }
 
-void publish_generation(const std::string& dir, const std::string& gen, Manifest& m,
-                        const std::string& old_gen) {
-  fill_meta_bytes(gen, m);
+void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& m) {
+  absl::flat_hash_set<uint64_t> homes{m.generation};
+  absl::flat_hash_set<std::tuple<uint64_t, uint32_t, uint32_t>> live;
+  for (const SegmentRef& s : m.segments) {
+    homes.insert(m.home_of(s));
+    live.insert({m.home_of(s), s.indexer, file_seg_of(s)});
+  }
+  absl::flat_hash_set<uint64_t> whole;
+  for (const SegmentRef& s : old.segments) {
+    const uint64_t h = old.home_of(s);
+    if (!homes.contains(h)) {
+      whole.insert(h);
+    } else if (!live.contains({h, s.indexer, file_seg_of(s)})) {
+      const std::string home = old.home_dir(dir, s);
+      for (const std::string& f : segment_files(s, old.split_factor)) remove_tree(home + "/" + f);
+    }
+  }
+  const std::string old_gen = old.gen_dir(dir);
+  if (old.generation == m.generation) return;
+  if (!homes.contains(old.generation)) {
+    whole.insert(old.generation);
+  } else {
+    // Its segments stay; its tombstones and lists are the new generation's now.
+    for (const std::string& name : list_dir(old_gen))
+      if (name.rfind("tfidf_index_", 0) != 0 && name.rfind("file_index_", 0) != 0)
+        remove_tree(old_gen + "/" + name);
+  }
+  for (uint64_t h : whole) remove_tree(dir + "/g" + std::to_string(h));
+}
+
+void sync_generation(const std::string& dir, const std::string& gen) {
+  // The segments' names are entries of the index directories.
+  for (const std::string& name : list_dir(gen)) {
+    struct stat st;
+    if (::lstat((gen + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) fsync_dir(gen + "/" + name);
+  }
   fsync_dir(gen);
   fsync_dir(dir);
+}
+
+void publish_generation(const std::string& dir, const std::string& gen, Manifest& m, const Manifest& old) {
+  fill_meta_bytes(dir, m);
+  sync_generation(dir, gen);
+  // The generation's own files, and the segments it refers to elsewhere.
   m.index_bytes = tree_bytes(gen);
+  for (const SegmentRef& s : m.segments)
+    if (m.home_of(s) != m.generation) m.index_bytes += segment_bytes(s);
   std::string enc = m.encode();
   m.index_bytes += enc.size();
   enc = m.encode();
   replace_file_atomic(manifest_path(dir), enc);
-  remove_tree(old_gen);
+  drop_replaced(dir, old, m);
 }
 
 void launch_build(scipis_build& b) {
@@ -286,7 +362,7 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
     const Manifest* cur = current ? &*current : nullptr;
     const std::string fp = fingerprint(b->cfg);
     const std::string resumed = b->cfg.marks ? resumable_generation(b->dir, cur, fp) : "";
-    b->garbage = list_garbage(b->dir, cur, resumed);
+    b->garbage = list_garbage(b->dir, cur, resumed, true);
     b->next.generation =
         resumed.empty() ? next_generation(b->dir, cur) : std::strtoull(resumed.c_str() + 1, nullptr, 10);
     b->cfg.gen_dir = b->next.gen_dir(b->dir);
@@ -369,11 +445,10 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     if (b->error) std::rethrow_exception(b->error);
     if (b->refresh) return refresh_commit(b, stats);
     if (b->compact) return compact_commit(b, stats);
-    std::string old_gen;
+    std::optional<Manifest> old;
     std::string mbytes;
     try {
-      if (read_file(manifest_path(b->dir), mbytes))
-        old_gen = Manifest::decode(manifest_path(b->dir), mbytes).gen_dir(b->dir);
+      if (read_file(manifest_path(b->dir), mbytes)) old = Manifest::decode(manifest_path(b->dir), mbytes);
     } catch (const Error&) {
     }
     // Marks stay until the commit: a build stopped after its last flush
@@ -382,18 +457,17 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
       remove_marks(b->cfg);
       b->next.index_bytes = tree_bytes(b->cfg.gen_dir);
     }
-    fill_meta_bytes(b->cfg.gen_dir, b->next);
+    fill_meta_bytes(b->dir, b->next);
     write_file_durable(b->cfg.gen_dir + "/" + kTermsFile,
                        encode_terms(b->pipeline->term_registers()));
-    fsync_dir(b->cfg.gen_dir);
-    fsync_dir(b->dir);
+    sync_generation(b->dir, b->cfg.gen_dir);
     std::string enc = b->next.encode();
     b->next.index_bytes += enc.size();
     enc = b->next.encode();
     replace_file_atomic(manifest_path(b->dir), enc);
     write_fresh_as_of(b->dir, b->started_ns);
     // The new generation is live; the old one is garbage now.
-    if (!old_gen.empty() && old_gen != b->cfg.gen_dir) remove_tree(old_gen);
+    if (old) drop_replaced(b->dir, *old, b->next);
     const Manifest& m = b->next;
     stats->files = m.files;
     stats->bytes = m.bytes;

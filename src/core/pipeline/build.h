@@ -54,10 +54,12 @@ struct scipis_build {
 
 // Generations are directories g<N>: the number a new one takes.
 uint64_t next_generation(const std::string& dir, const scipis::Manifest* current);
-// Entries of dir that neither current nor the generation being resumed
-// names: left-overs of a build that did not commit.
+// Entries of dir that neither current (its generation and those holding
+// its segments) nor the generation being resumed names: left-overs of a
+// build that did not commit. Thorough: also what older generations that
+// hold current's segments keep beyond them (a commit cut short).
 std::vector<std::string> list_garbage(const std::string& dir, const scipis::Manifest* current,
-                                      const std::string& resumed);
+                                      const std::string& resumed, bool thorough);
 // The root without trailing slashes, checked to be a readable directory.
 std::string checked_root(const char* root);
 // Thread counts left at 0 chosen from the machine.
@@ -70,18 +72,25 @@ void configure(scipis_build& b, const std::string& root, const scipis_options& o
 // links (or refuses one across devices).
 void link_or_copy(const std::string& a, const std::string& b);
 
-// The files of segment s, relative to its generation directory: its two
+// The files of segment s, relative to its home generation's directory: its two
 // data files first, then its dictionaries and path trigrams.
 std::vector<std::string> segment_files(const scipis::SegmentRef& s, uint32_t splits);
 // Sets meta_bytes of m's segments where it is unknown (a manifest before
-// version 3, a resumed flush) from the sizes of their files in gen.
-void fill_meta_bytes(const std::string& gen, scipis::Manifest& m);
+// version 3, a resumed flush) from the sizes of their files.
+void fill_meta_bytes(const std::string& dir, scipis::Manifest& m);
 
-// Makes gen, which holds every file of the next generation, live: its
-// directory and dir synced, the manifest m (its index_bytes counting the
-// whole generation) replaced atomically, then old_gen removed.
+// Syncs gen's index directories, gen and dir: every file written in gen
+// (each synced itself) is found after a crash.
+void sync_generation(const std::string& dir, const std::string& gen);
+// Makes gen, which holds the new segments and lists of m, live: its
+// directory and dir synced, the manifest m (its index_bytes counting every
+// segment it refers to) replaced atomically, then drop_replaced.
 void publish_generation(const std::string& dir, const std::string& gen, scipis::Manifest& m,
-                        const std::string& old_gen);
+                        const scipis::Manifest& old);
+// Removes what old held that m, which replaced it, does not: segments
+// merged away (their home generation too once it holds none of m's) and
+// old's own tombstones and lists.
+void drop_replaced(const std::string& dir, const scipis::Manifest& old, const scipis::Manifest& m);
 
 // Records the start and runs coordinate() on a thread with every signal
 // blocked.

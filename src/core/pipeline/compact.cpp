@@ -97,7 +97,7 @@ void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t spl
   std::vector<Posting> ps;
   // The data file read once: a read per term would be a system call for
   // each of millions.
-  const std::string path = s.tf_dir + seg_data(s.ref.seg);
+  const std::string path = s.tf_dir + seg_data(file_seg_of(s.ref));
   std::string own;
   if (!read && !read_file(path, own)) fail_io(ENOENT, "read", path);
   const std::string& data = read ? *read : own;
@@ -111,7 +111,7 @@ void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t spl
       ps.clear();
       if (ref.len == 0) {
         if (ref.seq >= ix.docs())
-          fail_corrupt(s.tf_dir + seg_meta(s.ref.seg, sp), "posting names an unknown document");
+          fail_corrupt(s.tf_dir + seg_meta(file_seg_of(s.ref), sp), "posting names an unknown document");
         ps.push_back({ref.seq, ref.tf});
       } else {
         const uint64_t at = ref.read_offset(), len = ref.read_len();
@@ -315,16 +315,13 @@ void compact_run(scipis_build* b) {
   m = cur;
   m.generation = generation;
   m.segments.clear();
-  // Segments before each merge keep their files (linked) and numbers.
+  // Segments before each merge keep their numbers, and their files where
+  // they are.
   const std::string old_gen = cs.current.gen_dir(b->dir);
   for (uint32_t i = 0; i < ni; i++) {
     IndexerState& ix = c.indexer(i);
     const size_t keep = from_seg[i] == SIZE_MAX ? ix.segs.size() : from_seg[i];
-    for (size_t j = 0; j < keep; j++) {
-      if (!cs.beside)
-        link_segment(old_gen, b->cfg.gen_dir, ix.segs[j]->ref, cur.split_factor, ix.segs[j]->ref.seg);
-      m.segments.push_back(ix.segs[j]->ref);
-    }
+    for (size_t j = 0; j < keep; j++) m.segments.push_back(ix.segs[j]->ref);
   }
   const scipis_options& o = b->cfg.opts;
   const std::string& gen = b->cfg.gen_dir;
@@ -507,7 +504,7 @@ void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   const std::string& gen = b->cfg.gen_dir;
   const bool changed = cs.segments_merged > 0;
   if (changed) {
-    publish_generation(b->dir, gen, m, cs.current.gen_dir(b->dir));
+    publish_generation(b->dir, gen, m, cs.current);
   } else {
     remove_tree(gen);
   }
@@ -553,13 +550,13 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
     if (cs.beside) cs.max_bytes = kBesideMergeBytes;
     if (flags & SCIPIS_COMPACT_SMALL) cs.max_bytes = kSmallMergeBytes;
     cs.current = Manifest::decode(manifest_path(d), mbytes);
-    fill_meta_bytes(cs.current.gen_dir(d), cs.current);
+    fill_meta_bytes(d, cs.current);
     b->cfg.opts = *opts;
     resolve_threads(b->cfg.opts);
     if (cs.beside) {
       beside_prepare(b.get());
     } else {
-      b->garbage = list_garbage(d, &cs.current, "");
+      b->garbage = list_garbage(d, &cs.current, "", true);
       b->next.generation = next_generation(d, &cs.current);
       b->cfg.gen_dir = b->next.gen_dir(d);
     }
@@ -575,7 +572,7 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     std::string mbytes;
     if (!read_file(manifest_path(dir), mbytes)) return 0;
     Manifest m = Manifest::decode(manifest_path(dir), mbytes);
-    fill_meta_bytes(m.gen_dir(dir), m);
+    fill_meta_bytes(dir, m);
     const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL)    ? kSmallMergeBytes
                                : (flags & SCIPIS_COMPACT_BESIDE) ? kBesideMergeBytes
                                                                  : kMaxAutoMergeBytes;

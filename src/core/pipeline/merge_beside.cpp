@@ -27,7 +27,8 @@ namespace {
 
 bool same_segment(const SegmentRef& a, const SegmentRef& b) {
   return a.indexer == b.indexer && a.seg == b.seg && a.first_seq == b.first_seq && a.docs == b.docs &&
-         a.tf_data_bytes == b.tf_data_bytes && a.file_data_bytes == b.file_data_bytes;
+         a.tf_data_bytes == b.tf_data_bytes && a.file_data_bytes == b.file_data_bytes &&
+         a.home == b.home && file_seg_of(a) == file_seg_of(b);
 }
 
 std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m) {
@@ -36,9 +37,8 @@ std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m) {
   return out;
 }
 
-// The tf data file's identity: refreshes hard-link an unchanged segment
-// into their generations, a rebuild or a full compaction writes new ones
-// (a copied link only drops the merge).
+// The tf data file's identity: refreshes refer to an unchanged segment
+// where it is, a rebuild or a full compaction writes new ones.
 std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return {0, 0};
@@ -91,7 +91,7 @@ void scipis::beside_prepare(scipis_build* b) {
       SegmentState& s = *ix.segs[j];
       for (uint32_t sp = 0; sp < cs.current.split_factor; sp++) c.tf_meta(s, sp);
       c.files(s);
-      const std::string path = s.tf_dir + seg_data(s.ref.seg);
+      const std::string path = s.tf_dir + seg_data(file_seg_of(s.ref));
       if (!read_file(path, cs.tf_data[{i, s.ref.seg}])) fail_io(ENOENT, "read", path);
       cs.input_ids[{i, s.ref.seg}] = file_id(path);
     }
@@ -105,7 +105,7 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
     fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")", b->dir.c_str());
   Manifest now = Manifest::decode(manifest_path(b->dir), mbytes);
   const std::string now_gen = now.gen_dir(b->dir);
-  fill_meta_bytes(now_gen, now);
+  fill_meta_bytes(b->dir, now);
   const Manifest& then = cs.current;
   const auto old_ix = by_indexer(then), new_ix = by_indexer(now);
   // Refreshes only add segments after an indexer's last: the merged ones
@@ -118,7 +118,8 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
     // The very files it read, not others of the same sizes.
     for (size_t j = cs.plan[i]; holds && cs.plan[i] != SIZE_MAX && j < old_ix[i].size(); j++) {
       const SegmentRef& s = *new_ix[i][j];
-      holds = file_id(now_gen + "/" + tf_dir(i) + "/" + seg_data(s.seg)) == cs.input_ids.at({i, s.seg});
+      holds = file_id(now.home_dir(b->dir, s) + "/" + tf_dir(i) + "/" + seg_data(file_seg_of(s))) ==
+              cs.input_ids.at({i, s.seg});
     }
   }
   if (!holds) {
@@ -138,21 +139,26 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
     uint32_t next_seg = 0;
     for (const SegmentRef* s : new_ix[i]) next_seg = std::max(next_seg, s->seg + 1);
     for (const SegmentRef* s : written[i]) next_seg = std::max(next_seg, s->seg + 1);
-    auto put = [&](const std::string& src, const SegmentRef& s, uint32_t as) {
-      link_segment(src, gen, s, m.split_factor, as);
+    // Segments that stay keep their files where they are.
+    auto keep = [&](const SegmentRef& s, uint32_t as) {
       SegmentRef r = s;
       r.seg = as;
       m.segments.push_back(r);
     };
     // Before the merge: as they are. Then the merged segments, and the
     // refreshes' since, numbered after every number in use.
-    for (size_t j = 0; j < from; j++) put(now_gen, *new_ix[i][j], new_ix[i][j]->seg);
+    for (size_t j = 0; j < from; j++) keep(*new_ix[i][j], new_ix[i][j]->seg);
     if (cs.plan[i] == SIZE_MAX) {
-      for (size_t j = from; j < new_ix[i].size(); j++) put(now_gen, *new_ix[i][j], new_ix[i][j]->seg);
+      for (size_t j = from; j < new_ix[i].size(); j++) keep(*new_ix[i][j], new_ix[i][j]->seg);
       continue;
     }
-    for (const SegmentRef* s : written[i]) put(out, *s, next_seg++);
-    for (size_t j = old_ix[i].size(); j < new_ix[i].size(); j++) put(now_gen, *new_ix[i][j], next_seg++);
+    for (const SegmentRef* s : written[i]) {
+      link_segment(out, gen, *s, m.split_factor, next_seg);
+      SegmentRef r = *s;
+      r.seg = next_seg++;
+      m.segments.push_back(r);
+    }
+    for (size_t j = old_ix[i].size(); j < new_ix[i].size(); j++) keep(*new_ix[i][j], next_seg++);
   }
   copy_side_file(now_gen, gen, kDeletesFile);
   copy_side_file(now_gen, gen, kChainsFile);
@@ -179,7 +185,7 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
             r.end());
   }
   if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
-  publish_generation(b->dir, gen, m, now_gen);
+  publish_generation(b->dir, gen, m, now);
   remove_tree(cs.stage);
   compact_stats(*b, m, true, stats);
 }

@@ -1,7 +1,6 @@
 // The refresh door: a build whose walk skips the files the index holds as
 // they are, whose segments continue each indexer's, and whose commit links
 // the old segments into the new generation beside its tombstones.
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -112,29 +111,6 @@ uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 // (PipelineConfig::tfidf_start) spares them clearing a large one.
 constexpr uint64_t kRefreshTableStart = 4u << 20;
 
-// Links (or, where the file system has no hard links, copies) every file
-// of the old generation's index directories into the new one.
-void link_generation(const std::string& from, const std::string& to, uint32_t indexers) {
-  for (uint32_t i = 0; i < indexers; i++) {
-    for (const std::string& sub : {tf_dir(i), file_dir(i)}) {
-      const std::string src = from + "/" + sub, dst = to + "/" + sub;
-      mkdir_p(dst);
-      DIR* d = ::opendir(src.c_str());
-      if (!d) {
-        if (errno == ENOENT) continue;
-        fail_io(errno, "open directory", src);
-      }
-      std::vector<std::string> names;
-      while (struct dirent* e = ::readdir(d))
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-          names.emplace_back(e->d_name);
-      ::closedir(d);
-      for (const auto& n : names) link_or_copy(src + "/" + n, dst + "/" + n);
-      fsync_dir(dst);
-    }
-  }
-}
-
 }  // namespace
 
 void refresh_prepare(scipis_build* b) {
@@ -221,7 +197,6 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
   const std::string& gen = b->cfg.gen_dir;
   const bool changed = r.new_dead > 0 || m.segments.size() > r.current.segments.size();
   if (changed) {
-    link_generation(r.current_gen, gen, m.indexers);
     if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
     if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(r.links));
     // Racy documents not read again yet stay racy.
@@ -235,7 +210,7 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     }
     if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
     write_file_durable(gen + "/" + kTermsFile, encode_terms(b->pipeline->term_registers()));
-    publish_generation(b->dir, gen, m, r.current_gen);
+    publish_generation(b->dir, gen, m, r.current);
   } else {
     remove_tree(gen);
   }
@@ -289,7 +264,7 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     configure(*b, r, *opts, flags);
     // New segments continue the indexers' own.
     b->cfg.opts.indexer_threads = static_cast<int>(current->indexers);
-    b->garbage = list_garbage(d, &*current, "");
+    b->garbage = list_garbage(d, &*current, "", false);
     b->next.generation = next_generation(d, &*current);
     b->next.split_factor = current->split_factor;
     b->next.indexers = current->indexers;

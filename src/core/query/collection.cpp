@@ -37,8 +37,9 @@ Collection::Collection(std::string dir) : dir_(std::move(dir)) {
   for (size_t i = 0; i < segs_.size(); i++) {
     SegmentState& s = segs_[i];
     s.ref = m_.segments[i];
-    s.tf_dir = gen_dir_ + "/" + tf_dir(s.ref.indexer) + "/";
-    s.file_dir = gen_dir_ + "/" + file_dir(s.ref.indexer) + "/";
+    const std::string home = m_.home_dir(dir_, s.ref);
+    s.tf_dir = home + "/" + tf_dir(s.ref.indexer) + "/";
+    s.file_dir = home + "/" + file_dir(s.ref.indexer) + "/";
     s.tf_meta.resize(m_.split_factor);
     s.file_meta.resize(m_.split_factor);
   }
@@ -116,7 +117,7 @@ bool Collection::is_current() const {
 const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
   auto& slot = s.tf_meta[split];
   if (!slot) {
-    std::string p = s.tf_dir + seg_meta(s.ref.seg, split);
+    std::string p = s.tf_dir + seg_meta(file_seg_of(s.ref), split);
     // Any split of the segment already open may share its code tables.
     const TfMeta* like = nullptr;
     for (const auto& other : s.tf_meta) {
@@ -131,7 +132,7 @@ const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
 }
 
 void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out) {
-  std::string p = s.tf_dir + seg_data(s.ref.seg);
+  std::string p = s.tf_dir + seg_data(file_seg_of(s.ref));
   const uint64_t at = r.read_offset(), len = r.read_len();
   if (at < kHeaderSize || len > s.ref.tf_data_bytes || at > s.ref.tf_data_bytes - len)
     fail_corrupt(p, "dictionary points outside the data file");
@@ -160,7 +161,7 @@ void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out)
 
 const FileBlocks& Collection::files(SegmentState& s) {
   if (!s.files) {
-    std::string p = s.file_dir + seg_data(s.ref.seg);
+    std::string p = s.file_dir + seg_data(file_seg_of(s.ref));
     auto map = MappedFile::open(p, s.ref.file_data_bytes);
     auto fb = std::make_unique<FileBlocks>(p, map->bytes());
     if (fb->records() != s.ref.docs) fail_corrupt(p, "document count differs from the manifest");
@@ -173,7 +174,7 @@ const FileBlocks& Collection::files(SegmentState& s) {
 const FileMeta& Collection::file_meta(SegmentState& s, uint32_t split) {
   auto& slot = s.file_meta[split];
   if (!slot.meta) {
-    std::string p = s.file_dir + seg_meta(s.ref.seg, split);
+    std::string p = s.file_dir + seg_meta(file_seg_of(s.ref), split);
     auto map = MappedFile::open_any(p);
     slot.meta = std::make_unique<FileMeta>(p, map->bytes(), s.ref.docs);
     slot.map = std::move(map);
@@ -183,7 +184,7 @@ const FileMeta& Collection::file_meta(SegmentState& s, uint32_t split) {
 
 const PathTrigrams& Collection::trigrams(SegmentState& s) {
   if (!s.trigrams) {
-    std::string p = s.file_dir + seg_paths(s.ref.seg);
+    std::string p = s.file_dir + seg_paths(file_seg_of(s.ref));
     auto map = MappedFile::open_any(p);
     auto t = std::make_unique<PathTrigrams>(p, map->bytes());
     if (t->records() != s.ref.docs) fail_corrupt(p, "record count differs from the manifest");

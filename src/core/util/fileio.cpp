@@ -133,29 +133,36 @@ Fd open_read(const std::string& path) {
   return fd;
 }
 
+std::vector<std::string> list_dir(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(path.c_str());
+  if (!d) {
+    if (errno == ENOENT || errno == ENOTDIR) return names;
+    fail_io(errno, "open directory", path);
+  }
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(std::move(n));
+  }
+  ::closedir(d);
+  return names;
+}
+
 void remove_tree(const std::string& path, const std::atomic<bool>* stop) {
   if (stop && stop->load(std::memory_order_relaxed)) return;
+  // Most entries are files: unlinked first, stat'ed only when unlink says
+  // it is a directory.
+  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return;
+  if (errno != EISDIR && errno != EPERM) fail_io(errno, "remove file", path);
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return;
     fail_io(errno, "stat", path);
   }
-  if (S_ISDIR(st.st_mode)) {
-    DIR* d = ::opendir(path.c_str());
-    if (!d) fail_io(errno, "open directory", path);
-    std::vector<std::string> names;
-    while (struct dirent* e = ::readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    ::closedir(d);
-    for (const auto& n : names) remove_tree(path + "/" + n, stop);
-    if (stop && stop->load(std::memory_order_relaxed)) return;
-    if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
-      fail_io(errno, "remove directory", path);
-  } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    fail_io(errno, "remove file", path);
-  }
+  if (!S_ISDIR(st.st_mode)) fail_io(EPERM, "remove file", path);
+  for (const auto& n : list_dir(path)) remove_tree(path + "/" + n, stop);
+  if (stop && stop->load(std::memory_order_relaxed)) return;
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) fail_io(errno, "remove directory", path);
 }
 
 uint64_t tree_bytes(const std::string& path) {
@@ -163,15 +170,7 @@ uint64_t tree_bytes(const std::string& path) {
   if (::lstat(path.c_str(), &st) != 0) return 0;
   if (!S_ISDIR(st.st_mode)) return static_cast<uint64_t>(st.st_size);
   uint64_t total = 0;
-  DIR* d = ::opendir(path.c_str());
-  if (!d) return 0;
-  std::vector<std::string> names;
-  while (struct dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
-  for (const auto& n : names) total += tree_bytes(path + "/" + n);
+  for (const auto& n : list_dir(path)) total += tree_bytes(path + "/" + n);
   return total;
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace scipis {
@@ -42,6 +43,8 @@ bool read_file(const std::string& path, std::string& out);
 void pread_exact(int fd, void* buf, size_t len, uint64_t off,
                  const std::string& path);
 Fd open_read(const std::string& path);
+// The names in a directory (not . and ..); none when it is missing.
+std::vector<std::string> list_dir(const std::string& path);
 // Removes a file tree; missing is fine. With stop, gives up (leaving the
 // rest) as soon as *stop is set.
 void remove_tree(const std::string& path, const std::atomic<bool>* stop = nullptr);
