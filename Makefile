@@ -58,10 +58,15 @@ sql/scipis--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 
 # Engine unit tests: the engine objects linked with GoogleTest, no server.
+# One object per test file, so that make -j compiles them side by side.
 ENGINE_TEST_SRCS := $(sort $(wildcard test/engine/*.cpp))
-test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_SRCS)
-	$(CXX) -std=c++20 -O1 -g -DNDEBUG $(WARN) -Isrc/core -pthread -o $@ $(ENGINE_TEST_SRCS) \
-		$(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main $(ENGINE_LIBS)
+ENGINE_TEST_OBJS := $(patsubst test/engine/%.cpp,build/test/%.o,$(ENGINE_TEST_SRCS))
+-include $(ENGINE_TEST_OBJS:.o=.d)
+build/test/%.o: test/engine/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++20 -O1 -g -DNDEBUG $(WARN) -MMD -MP -Isrc/core -pthread -c $< -o $@
+test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_OBJS)
+	$(CXX) -pthread -o $@ $(ENGINE_TEST_OBJS) $(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main $(ENGINE_LIBS)
 
 engine-check: test/engine/engine_tests
 	test/engine/engine_tests
@@ -75,9 +80,13 @@ ASAN_OBJS := $(patsubst src/core/%.cpp,build/asan/%.o,$(CORE_SRCS))
 build/asan/%.o: src/core/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(ASAN_CXXFLAGS) -MMD -MP -Isrc/core -c $< -o $@
-build/asan/engine_tests: $(ASAN_OBJS) $(ENGINE_TEST_SRCS)
-	$(CXX) $(ASAN_CXXFLAGS) -Isrc/core -o $@ $(ENGINE_TEST_SRCS) $(ASAN_OBJS) \
-		-lgtest -lgtest_main $(ENGINE_LIBS)
+ASAN_TEST_OBJS := $(patsubst test/engine/%.cpp,build/asan/test/%.o,$(ENGINE_TEST_SRCS))
+-include $(ASAN_TEST_OBJS:.o=.d)
+build/asan/test/%.o: test/engine/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(ASAN_CXXFLAGS) -MMD -MP -Isrc/core -c $< -o $@
+build/asan/engine_tests: $(ASAN_OBJS) $(ASAN_TEST_OBJS)
+	$(CXX) $(ASAN_CXXFLAGS) -o $@ $(ASAN_TEST_OBJS) $(ASAN_OBJS) -lgtest -lgtest_main $(ENGINE_LIBS)
 
 # LeakSanitizer needs ptrace, which some containers forbid: probed first.
 engine-asan: build/asan/engine_tests

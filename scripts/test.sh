@@ -26,7 +26,7 @@ suite() {  # suite NAME COMMAND...
   [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] || failures+=("$name")
 }
 
-suite "engine unit tests" make -s engine-check
+suite "engine unit tests" make -s -j"$(nproc)" engine-check
 suite "engine unit tests under ASan and UBSan" make -s -j"$(nproc)" engine-asan
 # The server tests index the sample `make install` put beside the
 # extension's files (readable by the server's OS user).

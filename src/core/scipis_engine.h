@@ -85,6 +85,9 @@ typedef struct scipis_build_stats
 	uint64_t	segments_merged;
 	uint64_t	docs_dropped;	/* tombstoned, and chains' members folded */
 	uint64_t	chains_folded;
+	/* A refresh's walk (SCIPIS_REFRESH_SKIP_DIRS). */
+	uint64_t	dirs_skipped;	/* unchanged since the last walk: not listed */
+	uint64_t	files_checked;	/* held files stat'ed to see whether they changed */
 } scipis_build_stats;
 
 typedef struct scipis_build scipis_build;
@@ -104,6 +107,13 @@ scipis_build *scipis_build_start(const char *dir, const char *root,
  * segments are kept and the files they hold are not read again.
  */
 #define SCIPIS_BUILD_RESUME 2
+/*
+ * A refresh of the whole tree lists only the directories whose inode, mtime
+ * or ctime changed since the last walk of the whole tree (builds and
+ * refreshes record them; not with follow_symlinks), and stats only the files
+ * in those: a file rewritten in place in an unchanged directory is not seen.
+ */
+#define SCIPIS_REFRESH_SKIP_DIRS 4
 /* Tests: the build stops (as if canceled) after n marks, n < 65536. */
 #define SCIPIS_BUILD_STOP_AFTER_MARKS(n) ((int) ((unsigned) (n) << 8))
 scipis_build *scipis_build_start_ex(const char *dir, const char *root,
@@ -141,7 +151,8 @@ typedef struct scipis_build_progress
  * atomically. With n_paths > 0 only those absolute paths under root (files
  * or whole subtrees) are looked at. An index never built, damaged, or built
  * with another tokenizer or split factor is built afresh instead. Polled,
- * cancelled and finished as a build; flags: SCIPIS_BUILD_COUNT_BYTES.
+ * cancelled and finished as a build; flags: SCIPIS_BUILD_COUNT_BYTES,
+ * SCIPIS_REFRESH_SKIP_DIRS.
  */
 scipis_build *scipis_refresh_start(const char *dir, const char *root,
 								   const scipis_options *opts, const char *const *paths,

@@ -440,8 +440,11 @@ build_collection(JobRun *r, int threads)
 		int			n = 0;
 		const char **paths = refresh_paths(r->paths, &n);
 
-		current_build = scipis_refresh_start(r->dir, r->c.root, &opts, paths, n,
-											 SCIPIS_BUILD_COUNT_BYTES, &err);
+		int			flags = SCIPIS_BUILD_COUNT_BYTES;
+
+		if (scipis_option_true(r->c.options, "skip_unchanged_dirs"))
+			flags |= SCIPIS_REFRESH_SKIP_DIRS;
+		current_build = scipis_refresh_start(r->dir, r->c.root, &opts, paths, n, flags, &err);
 	}
 	else
 		current_build = scipis_build_start_ex(r->dir, r->c.root, &opts,

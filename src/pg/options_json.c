@@ -12,7 +12,7 @@ static const char *const option_names[] = {
 	"include", "exclude", "follow_symlinks", "tokenizer", "delimiters",
 	"reader_threads", "indexer_threads", "writer_threads", "block_size",
 	"path_index_size", "tfidf_index_size", "index_depth", "split_factor",
-	"direct_io", "refresh_interval", "watch", NULL
+	"direct_io", "refresh_interval", "watch", "skip_unchanged_dirs", NULL
 };
 
 static void
@@ -207,7 +207,7 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unknown collection option \"%s\"", key),
-						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor, direct_io, refresh_interval and watch.")));
+						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor, direct_io, refresh_interval, watch and skip_unchanged_dirs.")));
 			continue;
 		}
 		if (tok != WJB_VALUE)
@@ -226,8 +226,8 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 			opts->direct_io = bool_value(key, &v);
 		else if (strcmp(key, "refresh_interval") == 0)
 			refresh_interval(key, &v);
-		else if (strcmp(key, "watch") == 0)
-			(void) bool_value(key, &v); /* the watcher's (watcher.c) */
+		else if (strcmp(key, "watch") == 0 || strcmp(key, "skip_unchanged_dirs") == 0)
+			(void) bool_value(key, &v); /* the watcher's, the refresh jobs' */
 		else if (strcmp(key, "tokenizer") == 0)
 		{
 			char	   *name = string_value(key, &v);
@@ -270,4 +270,18 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 				 errmsg("options \"tokenizer\" and \"delimiters\" cannot be combined")));
 	if (scipis_options_check(opts, &err) != 0)
 		scipis_raise(&err);
+}
+
+/* Whether options (checked already) set key to true. */
+bool
+scipis_option_true(Jsonb *options, const char *key)
+{
+	JsonbValue	k;
+	JsonbValue *v;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	v = findJsonbValueFromContainer(&options->root, JB_FOBJECT, &k);
+	return v != NULL && v->type == jbvBool && v->val.boolean;
 }

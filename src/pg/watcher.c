@@ -81,14 +81,7 @@ typedef struct Watcher
 bool
 scipis_watched(Jsonb *options)
 {
-	JsonbValue	key;
-	JsonbValue *v;
-
-	key.type = jbvString;
-	key.val.string.val = "watch";
-	key.val.string.len = 5;
-	v = findJsonbValueFromContainer(&options->root, JB_FOBJECT, &key);
-	return v != NULL && v->type == jbvBool && v->val.boolean;
+	return scipis_option_true(options, "watch");
 }
 
 bool

@@ -290,6 +290,18 @@ void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& 
   for (uint64_t h : whole) remove_tree(dir + "/g" + std::to_string(h));
 }
 
+void record_dirs(scipis_build& b) {
+  const CrawlRules& r = b.cfg.rules;
+  if (r.follow_symlinks) return;
+  b.dirs = std::make_unique<DirRecorder>();
+  b.rules_id = crawl_rules_id(b.cfg.root, r.include, r.exclude, r.follow_symlinks);
+  b.cfg.rules.record = b.dirs.get();
+}
+
+void write_dirs(scipis_build& b, const std::string& gen) {
+  if (b.dirs) write_file_durable(gen + "/" + kDirsFile, b.dirs->encode(b.rules_id));
+}
+
 void sync_generation(const std::string& dir, const std::string& gen) {
   // The segments' names are entries of the index directories.
   for (const std::string& name : list_dir(gen)) {
@@ -380,6 +392,7 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
     b->next.indexers = static_cast<uint32_t>(b->cfg.opts.indexer_threads);
     std::memcpy(b->next.delimiter, opts->delimiter, 256);
     mkdir_p(b->cfg.gen_dir);
+    record_dirs(*b);
     b->pipeline = std::make_unique<Pipeline>(b->cfg);
     launch_build(*b);
     result = b.release();
@@ -460,6 +473,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     fill_meta_bytes(b->dir, b->next);
     write_file_durable(b->cfg.gen_dir + "/" + kTermsFile,
                        encode_terms(b->pipeline->term_registers()));
+    write_dirs(*b, b->cfg.gen_dir);
     sync_generation(b->dir, b->cfg.gen_dir);
     std::string enc = b->next.encode();
     b->next.index_bytes += enc.size();

@@ -15,6 +15,7 @@
 #include "index/deletes.h"
 #include "index/manifest.h"
 #include "pipeline/compact.h"
+#include "pipeline/dir_records.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/refresh.h"
 #include "scipis_engine.h"
@@ -31,6 +32,7 @@ struct RefreshState {
   uint64_t files_deleted = 0;     // of those, files gone (not changed)
   std::vector<scipis::ChainLink> links;  // current's chains, then the new links too
   scipis::DeadSeqs racy;          // current's racy list (pipeline/compact.h)
+  scipis::DirRecords dirs;        // current's, when the walk skips unchanged ones
 };
 
 struct scipis_build {
@@ -50,6 +52,9 @@ struct scipis_build {
   int64_t started_ns = 0;  // real time when the walk began
   std::unique_ptr<RefreshState> refresh;
   std::unique_ptr<scipis::CompactState> compact;  // a compaction: no pipeline
+  // A walk of the whole tree records its directories (pipeline/dir_records.h).
+  std::unique_ptr<scipis::DirRecorder> dirs;
+  uint64_t rules_id = 0;
 };
 
 // Generations are directories g<N>: the number a new one takes.
@@ -78,6 +83,12 @@ std::vector<std::string> segment_files(const scipis::SegmentRef& s, uint32_t spl
 // Sets meta_bytes of m's segments where it is unknown (a manifest before
 // version 3, a resumed flush) from the sizes of their files.
 void fill_meta_bytes(const std::string& dir, scipis::Manifest& m);
+
+// Where a walk of the whole tree records its directories (not when it
+// follows symlinks: a link's target changes no directory of the tree).
+void record_dirs(scipis_build& b);
+// Writes them into gen (when recorded).
+void write_dirs(scipis_build& b, const std::string& gen);
 
 // Syncs gen's index directories, gen and dir: every file written in gen
 // (each synced itself) is found after a crash.

@@ -17,6 +17,7 @@
 #include "index/segment_format.h"
 #include "index/tfidf_index.h"
 #include "pipeline/build.h"
+#include "pipeline/dir_records.h"
 #include "query/collection.h"
 #include "util/door.h"
 #include "util/error.h"
@@ -495,6 +496,8 @@ void compact_run(scipis_build* b) {
   if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
   std::string terms;
   if (read_file(old_gen + "/" + kTermsFile, terms)) write_file_durable(gen + "/" + kTermsFile, terms);
+  std::string dirs;
+  if (read_file(old_gen + "/" + kDirsFile, dirs)) write_file_durable(gen + "/" + kDirsFile, dirs);
 }
 
 void compact_commit(scipis_build* b, scipis_build_stats* stats) {

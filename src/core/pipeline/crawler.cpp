@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "util/time_ns.h"
 
 namespace scipis {
 
@@ -98,17 +99,17 @@ struct Listing {
   std::string_view name(const Entry& e) const { return {names.data() + e.off, e.len}; }
 };
 
-// Reads a directory's entries, sorted by name so that a crawl is
-// repeatable, and keeps the directory open in fd for the readers' openat.
-bool list_dir(const std::string& path, bool follow, Listing& out, dev_t& dev, ino_t& ino,
-              int& fd) {
+// Opens a directory (kept open in fd for the readers' openat) and stats it.
+bool open_dir(const std::string& path, bool follow, struct stat& st, int& fd) {
   int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
   fd = ::open(path.c_str(), flags);
   if (fd < 0) return false;
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return false;
-  dev = st.st_dev;
-  ino = st.st_ino;
+  return ::fstat(fd, &st) == 0;
+}
+
+// Reads an open directory's entries, sorted by name so that a crawl is
+// repeatable.
+bool read_entries(int fd, Listing& out) {
   const int list_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // closedir closes it
   if (list_fd < 0) return false;
   DIR* d = ::fdopendir(list_fd);
@@ -150,8 +151,7 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
     listing.entries.clear();
     subdirs.clear();
     auto dir = std::make_shared<CrawledDir>();
-    dev_t dev;
-    ino_t ino;
+    struct stat dst;
     // The root is followed even if it is a symlink: the user named it.
     if (!w.only.empty()) {
       // One named file: its directory is not listed (nor marked visited).
@@ -162,13 +162,30 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
       }
       listing.entries.push_back({0, static_cast<uint32_t>(w.only.size()), DT_UNKNOWN});
       listing.names.append(w.only.c_str(), w.only.size() + 1);
-    } else if (!list_dir(w.path, rules_.follow_symlinks || w.root, listing, dev, ino, dir->fd)) {
+    } else if (!open_dir(w.path, rules_.follow_symlinks || w.root, dst, dir->fd)) {
+      if (rules_.record) rules_.record->unlisted(w.path);
       skipped++;
       work.finish(subdirs);
       continue;
-    } else if (!work.first_visit(dev, ino)) {  // a loop
+    } else if (!work.first_visit(dst.st_dev, dst.st_ino)) {  // a loop
       work.finish(subdirs);
       continue;
+    } else if (const DirRecord* same = rules_.dirs ? rules_.dirs->unchanged(w.path, dst) : nullptr;
+               same && rules_.known->keep_dir(w.path)) {
+      // Unchanged since the last walk: its files are as the index holds
+      // them, its subdirectories those it had.
+      rules_.record->kept(w.path, *same);
+      for (const std::string& n : rules_.dirs->children(w.path))
+        subdirs.push_back({w.path + "/" + n, w.rel.empty() ? n : w.rel + "/" + n, false, ""});
+      work.finish(subdirs);
+      continue;
+    } else if (!read_entries(dir->fd, listing)) {
+      if (rules_.record) rules_.record->unlisted(w.path);
+      skipped++;
+      work.finish(subdirs);
+      continue;
+    } else if (rules_.record) {
+      rules_.record->listed(w.path, dst, realtime_ns());
     }
     dir->path = w.path;
     FileBatch batch;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "pipeline/dir_records.h"
 #include "pipeline/queue.h"
 #include "pipeline/refresh.h"
 #include "pipeline/resume.h"
@@ -71,6 +72,11 @@ struct CrawlRules {
   // A refresh's catalog (pipeline/refresh.h): only new and changed files
   // are handed out.
   RefreshCatalog* known = nullptr;
+  // With known: directories unchanged since these records are not listed
+  // (pipeline/dir_records.h).
+  const DirRecords* dirs = nullptr;
+  // Where the walk records the directories it sees.
+  DirRecorder* record = nullptr;
 };
 
 // What the walk has found so far, for progress reports. Sizes cost a statx

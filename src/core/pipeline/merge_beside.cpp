@@ -163,6 +163,7 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   copy_side_file(now_gen, gen, kDeletesFile);
   copy_side_file(now_gen, gen, kChainsFile);
   copy_side_file(now_gen, gen, kTermsFile);
+  copy_side_file(now_gen, gen, kDirsFile);
   // Racy documents: those the generation names, and those of the merged
   // segments (a merged segment's run start is its newest input's), less
   // the tombstoned.

@@ -210,9 +210,16 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     }
     if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
     write_file_durable(gen + "/" + kTermsFile, encode_terms(b->pipeline->term_registers()));
+    // A walk of part of the tree keeps the records: a directory changed
+    // since shows a newer mtime.
+    if (b->dirs) write_dirs(*b, gen);
+    else if (::access((r.current_gen + "/" + kDirsFile).c_str(), F_OK) == 0)
+      link_or_copy(r.current_gen + "/" + kDirsFile, gen + "/" + kDirsFile);
     publish_generation(b->dir, gen, m, r.current);
   } else {
     remove_tree(gen);
+    // The index stays as it was: only what the walk saw is new.
+    if (b->dirs) replace_file_atomic(r.current_gen + "/" + kDirsFile, b->dirs->encode(b->rules_id));
   }
   if (r.scope.empty()) write_fresh_as_of(b->dir, b->started_ns);
   const Manifest& now = changed ? m : r.current;
@@ -233,6 +240,8 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
   stats->bytes_read = t.bytes_read;
   stats->deleted_docs = now.deleted;
   stats->chain_links = now.chain_links;
+  stats->dirs_skipped = r.catalog.dirs_kept();
+  stats->files_checked = r.catalog.files_checked();
 }
 
 extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
@@ -290,8 +299,16 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     rs.scope = scope;
     b->cfg.rules.known = &rs.catalog;
     b->cfg.tfidf_start = kRefreshTableStart;
-    if (!scope.empty())
+    if (!scope.empty()) {
       b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
+    } else {
+      record_dirs(*b);
+      if (b->dirs && (flags & SCIPIS_REFRESH_SKIP_DIRS) &&
+          rs.dirs.load(rs.current_gen + "/" + kDirsFile, b->rules_id)) {
+        b->cfg.rules.dirs = &rs.dirs;
+        rs.catalog.by_dir = true;
+      }
+    }
     mkdir_p(b->cfg.gen_dir);
     b->pipeline = std::make_unique<Pipeline>(b->cfg);
     launch_build(*b);

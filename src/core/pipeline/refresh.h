@@ -3,7 +3,7 @@
 // with what the walk finds; new and changed files are indexed into new
 // segments appended to the indexers' own, the old versions of changed
 // files and the files gone are tombstoned (index/deletes.h), and the new
-// generation links the old segments' files instead of copying them.
+// generation refers to the old segments where they are.
 #pragma once
 
 #include <sys/types.h>
@@ -62,6 +62,13 @@ class RefreshCatalog {
   // may pay (pipeline/append.h): the reader decides, by resolve_append().
   bool needs_read(const std::string& path, int dirfd, const char* name, bool via_symlink,
                   uint32_t* append);
+  // Set before load: the files are also found by their directory.
+  bool by_dir = false;
+  // A directory the walk does not list: its files are as the index holds
+  // them. False (nothing done) when one of them is racy: list it.
+  bool keep_dir(const std::string& path);
+  uint64_t dirs_kept() const { return dirs_kept_.load(); }
+  uint64_t files_checked() const { return checked_.load(); }
   size_t size() const { return files_.size(); }
   const KnownFile& file(uint32_t i) const { return files_[i]; }
   // The reader found entry i appended to (its old end unchanged) or not.
@@ -90,7 +97,12 @@ class RefreshCatalog {
   std::vector<KnownFile> files_;
   std::vector<std::vector<DocId>> members_;
   std::unique_ptr<std::atomic<uint8_t>[]> state_;
-  std::atomic<uint64_t> added_{0}, changed_{0}, appended_{0};
+  std::atomic<uint64_t> added_{0}, changed_{0}, appended_{0}, dirs_kept_{0}, checked_{0};
+  struct DirFiles {
+    std::vector<uint32_t> files;
+    bool racy = false;
+  };
+  absl::flat_hash_map<PathKey, DirFiles> dirs_;
 };
 
 // Whether path is scope_path or lies under it.

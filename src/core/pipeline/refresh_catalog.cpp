@@ -79,6 +79,12 @@ void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
           members_.push_back(chain.members);
         }
         files_.push_back(k);
+        if (by_dir) {
+          const size_t slash = p.rfind('/');
+          DirFiles& d = dirs_[path_key(slash == 0 ? std::string_view("/") : p.substr(0, slash))];
+          d.files.push_back(static_cast<uint32_t>(files_.size() - 1));
+          d.racy = d.racy || racy;
+        }
         // Two live records of one path (never written so): the earlier
         // one is never found, so it is tombstoned.
         index_[path_key(p)] = static_cast<uint32_t>(files_.size() - 1);
@@ -98,6 +104,7 @@ bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* 
     return true;
   }
   const KnownFile& k = files_[it->second];
+  checked_.fetch_add(1, std::memory_order_relaxed);
   struct statx sx;
   const int flags = AT_STATX_SYNC_AS_STAT | (via_symlink ? 0 : AT_SYMLINK_NOFOLLOW);
   if (::statx(dirfd, name, flags, STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_INO, &sx) != 0)
@@ -114,6 +121,18 @@ bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* 
   state_[it->second].store(same ? kSame : kChanged, std::memory_order_relaxed);
   if (!same) changed_.fetch_add(1, std::memory_order_relaxed);
   return !same;
+}
+
+bool RefreshCatalog::keep_dir(const std::string& path) {
+  auto it = dirs_.find(path_key(path));
+  if (it == dirs_.end()) {
+    dirs_kept_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (it->second.racy) return false;
+  for (uint32_t i : it->second.files) state_[i].store(kSame, std::memory_order_relaxed);
+  dirs_kept_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void RefreshCatalog::resolve_append(uint32_t i, bool appended) {
