@@ -112,13 +112,19 @@ def append_cost(s, churn, scratch):
     s.q("SELECT files FROM scipis_index('appendee')")
     time.sleep(0.2)
     line = data[:1024].split(b"\n", 1)[0] + b"\n"
-    with open(big, "ab") as f:
-        f.write((line * (1024 // len(line) + 1))[:1024])
-    time.sleep(0.2)
-    dt, row = refresh_row(s, "appendee", [big])
+    # Five appends, each refreshed: the median (one is at the mercy of
+    # the page cache's writeback of the corpus copy).
+    runs = []
+    for _ in range(5):
+        with open(big, "ab") as f:
+            f.write((line * (1024 // len(line) + 1))[:1024])
+        time.sleep(0.2)
+        runs.append(refresh_row(s, "appendee", [big]))
+    dt, row = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
     s.q("SELECT scipis_drop_collection('appendee')")
     s.q("SELECT scipis_drop_collection('alone')")
     return {"file_bytes": len(data) + 1024, "appended": 1024, "refresh_s": dt, "refresh": row,
+            "refresh_runs_s": [r[0] for r in runs],
             "reindex_alone_s": alone_s, "reindex_alone": json.loads(out)}
 
 
@@ -272,7 +278,7 @@ def write_report(o, path):
                  f"{c['build_s']:.2f} | {u:.3f} | {u / c['build_s']:.3f} |")
     a = o["append"]
     L += ["", "## 1 KiB appended to a 20 MiB file", "",
-          f"scipis_refresh(name, ARRAY[file]): {a['refresh_s']:.3f} s, read {a['refresh']['bytes_read']:,} bytes "
+          f"scipis_refresh(name, ARRAY[file]) (median of {len(a.get('refresh_runs_s', [1]))}): {a['refresh_s']:.3f} s, read {a['refresh']['bytes_read']:,} bytes "
           f"(files changed {a['refresh']['files_changed']}, appended {a['refresh'].get('files_appended', 0)}); "
           f"scipis_index of that file alone: "
           f"{a['reindex_alone_s']:.3f} s. Ratio {a['refresh_s'] / a['reindex_alone_s']:.2f} "

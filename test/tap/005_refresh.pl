@@ -86,10 +86,18 @@ is($mixed, 0, 'no search saw a mix of the old and the new index');
 is(job($id, 'state'), 'succeeded', 'after the kill the refresh ran again and succeeded');
 cmp_ok(job($id, 'attempts'), '>', $attempts, 'it took another attempt');
 is(answers('c'), $after, 'the refreshed collection answers as one built afresh');
+# Older generations stay only as the homes of live segments: segment
+# files and nothing else (their lists went with the commit after them).
 my @gens = glob($node->data_dir . "/scipis/*/c*/g*");
-my %colls;
-$colls{ $_ =~ s{/g\d+$}{}r }++ for @gens;
-is((grep { $_ > 1 } values %colls), 0, 'one generation per collection is left on disk');
+my (%lists, $bare) = ((), 0);
+for my $g (@gens)
+{
+	my @top = grep { -f $_ } glob("$g/*");
+	$lists{ $g =~ s{/g\d+$}{}r }++ if @top;
+	$bare++ unless @top || glob("$g/*/seg_*");
+}
+is((grep { $_ > 1 } values %lists), 0, 'one generation per collection holds lists');
+is($bare, 0, 'every other generation left on disk holds live segments');
 
 # The schedule queues refreshes.
 $node->safe_psql('postgres',
