@@ -89,12 +89,14 @@ is(answers('c'), $after, 'the refreshed collection answers as one built afresh')
 # Older generations stay only as the homes of live segments: segment
 # files and nothing else (their lists went with the commit after them).
 my @gens = glob($node->data_dir . "/scipis/*/c*/g*");
-my (%lists, $bare) = ((), 0);
+my %lists;
+my $bare = 0;
 for my $g (@gens)
 {
 	my @top = grep { -f $_ } glob("$g/*");
+	my @segs = glob("$g/*/seg_*");
 	$lists{ $g =~ s{/g\d+$}{}r }++ if @top;
-	$bare++ unless @top || glob("$g/*/seg_*");
+	$bare++ unless @top || @segs;
 }
 is((grep { $_ > 1 } values %lists), 0, 'one generation per collection holds lists');
 is($bare, 0, 'every other generation left on disk holds live segments');

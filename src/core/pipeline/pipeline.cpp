@@ -164,15 +164,20 @@ void Pipeline::run() {
     };
   };
   CrawlWork work = cfg_.starts ? CrawlWork(*cfg_.starts) : CrawlWork(cfg_.root);
-  std::atomic<size_t> crawling{nodes};
+  // A refresh's walk is most of its work (a stat per file, few reads):
+  // as many crawlers per node as readers. A build keeps one, walking in
+  // name order, as a resume expects.
+  const size_t per_node = cfg_.rules.known ? static_cast<size_t>(std::max(1, o.reader_threads)) : 1;
+  std::atomic<size_t> crawling{nodes * per_node};
   std::vector<std::thread> crawlers, readers, indexers, writers;
   for (size_t n = 0; n < nodes; n++)
-    crawlers.emplace_back(guard([this, n, &work, &crawling] {
-      const int node = static_cast<int>(n);
-      place(NumaRole::kCrawler, node, node);
-      Crawler(cfg_.rules, *files_[n], stop_, found_, node).run(work, totals_.skipped);
-      if (--crawling == 0) found_.done.store(!stop_.load() && !paused_.load());
-    }));
+    for (size_t k = 0; k < per_node; k++)
+      crawlers.emplace_back(guard([this, n, &work, &crawling] {
+        const int node = static_cast<int>(n);
+        place(NumaRole::kCrawler, node, node);
+        Crawler(cfg_.rules, *files_[n], stop_, found_, node).run(work, totals_.skipped);
+        if (--crawling == 0) found_.done.store(!stop_.load() && !paused_.load());
+      }));
   for (int i = 0; i < o.reader_threads; i++)
     readers.emplace_back(guard([this, i] { reader_loop(i); }));
   for (int i = 0; i < o.indexer_threads; i++)
