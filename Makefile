@@ -68,8 +68,9 @@ build/test/%.o: test/engine/%.cpp
 test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_OBJS)
 	$(CXX) -pthread -o $@ $(ENGINE_TEST_OBJS) $(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main $(ENGINE_LIBS)
 
+# One shard per core, side by side (scripts/gtest-shards.sh).
 engine-check: test/engine/engine_tests
-	test/engine/engine_tests
+	bash scripts/gtest-shards.sh test/engine/engine_tests
 
 # The same tests on an engine built with AddressSanitizer and UBSan: any
 # out-of-bounds access, use after free, leak or undefined behaviour fails.
@@ -92,7 +93,7 @@ build/asan/engine_tests: $(ASAN_OBJS) $(ASAN_TEST_OBJS)
 engine-asan: build/asan/engine_tests
 	@if ASAN_OPTIONS=detect_leaks=1 build/asan/engine_tests --gtest_filter=-* >/dev/null 2>&1; \
 	then leaks=1; else leaks=0; echo "LeakSanitizer cannot run here: leak checks off"; fi; \
-	ASAN_OPTIONS=detect_leaks=$$leaks:abort_on_error=1 build/asan/engine_tests
+	ASAN_OPTIONS=detect_leaks=$$leaks:abort_on_error=1 bash scripts/gtest-shards.sh build/asan/engine_tests
 
 # Indexing through the engine alone, for profiling (bench/README.md).
 bench/build/index_bench: $(CORE_SRCS:.cpp=.o) bench/engine/index_bench.cpp
