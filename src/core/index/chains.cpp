@@ -6,7 +6,6 @@
 #include "index/segment_format.h"
 #include "index/tokenizer.h"
 #include "util/bytes.h"
-#include "util/crc32c.h"
 #include "util/error.h"
 
 namespace scipis {
@@ -22,12 +21,7 @@ std::string encode_chains(const std::vector<ChainLink>& links) {
     body.push_back(static_cast<char>(l.retract.size()));
     body += l.retract;
   }
-  FileHeader h;
-  h.count = links.size();
-  h.body_crc = crc32c(body.data(), body.size());
-  std::string out;
-  put_header(out, kMagicChains, h);
-  return out + body;
+  return sealed_file(kMagicChains, links.size(), body);
 }
 
 std::vector<ChainLink> decode_chains(const std::string& path, const std::string& bytes,

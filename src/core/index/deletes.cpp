@@ -2,7 +2,6 @@
 
 #include "index/segment_format.h"
 #include "util/bytes.h"
-#include "util/crc32c.h"
 #include "util/error.h"
 
 namespace scipis {
@@ -22,12 +21,7 @@ std::string encode_deletes(const DeadSeqs& dead) {
       put_u64(body, seq);
     }
   }
-  FileHeader h;
-  h.count = count_dead(dead);
-  h.body_crc = crc32c(body.data(), body.size());
-  std::string out;
-  put_header(out, kMagicDeletes, h);
-  return out + body;
+  return sealed_file(kMagicDeletes, count_dead(dead), body);
 }
 
 DeadSeqs decode_deletes(const std::string& path, const std::string& bytes,

@@ -2,7 +2,6 @@
 
 #include "index/segment_format.h"
 #include "util/bytes.h"
-#include "util/crc32c.h"
 #include "util/error.h"
 #include "util/fileio.h"
 
@@ -43,13 +42,7 @@ std::string Manifest::encode() const {
     put_u64(body, home_of(s));
     put_u32(body, file_seg_of(s));
   }
-  std::string out;
-  FileHeader h;
-  h.aux = kManifestVersion;
-  h.count = segments.size();
-  h.body_crc = crc32c(body.data(), body.size());
-  put_header(out, kMagicManifest, h);
-  return out + body;
+  return sealed_file(kMagicManifest, segments.size(), body, kManifestVersion);
 }
 
 Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
@@ -100,13 +93,8 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
 }
 
 std::string encode_terms(const std::vector<uint8_t>& registers) {
-  FileHeader h;
-  h.count = registers.size();
-  h.body_crc = crc32c(registers.data(), registers.size());
-  std::string out;
-  put_header(out, kMagicTerms, h);
-  out.append(reinterpret_cast<const char*>(registers.data()), registers.size());
-  return out;
+  return sealed_file(kMagicTerms, registers.size(),
+                     std::string_view(reinterpret_cast<const char*>(registers.data()), registers.size()));
 }
 
 std::vector<uint8_t> decode_terms(const std::string& bytes) {
@@ -124,13 +112,8 @@ std::vector<uint8_t> decode_terms(const std::string& bytes) {
 void write_fresh_as_of(const std::string& dir, int64_t ns) {
   std::string body;
   put_u64(body, static_cast<uint64_t>(ns));
-  FileHeader h;
-  h.count = 1;
-  h.body_crc = crc32c(body.data(), body.size());
-  std::string out;
-  put_header(out, kMagicFresh, h);
   // A FRESH lost in a crash is only older (or unknown): no fsync.
-  replace_file_atomic(dir + "/FRESH", out + body, false);
+  replace_file_atomic(dir + "/FRESH", sealed_file(kMagicFresh, 1, body), false);
 }
 
 bool read_fresh_as_of(const std::string& dir, int64_t& ns) {

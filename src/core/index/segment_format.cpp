@@ -18,6 +18,17 @@ void put_header(std::string& out, const char* magic, const FileHeader& h) {
   put_u32(out, crc32c(out.data() + start, 28));
 }
 
+std::string sealed_file(const char* magic, uint64_t count, std::string_view body, uint32_t aux) {
+  FileHeader h;
+  h.aux = aux;
+  h.count = count;
+  h.body_crc = crc32c(body.data(), body.size());
+  std::string out;
+  put_header(out, magic, h);
+  out.append(body);
+  return out;
+}
+
 FileHeader check_header(const std::string& path, const char* magic,
                         const void* data, size_t len) {
   const auto* p = static_cast<const unsigned char*>(data);

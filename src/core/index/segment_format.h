@@ -131,6 +131,8 @@ struct FileHeader {
 
 // Appends a header for a file whose body follows.
 void put_header(std::string& out, const char* magic, const FileHeader& h);
+// A whole small file: its header (body checksum set), then body.
+std::string sealed_file(const char* magic, uint64_t count, std::string_view body, uint32_t aux = 0);
 // Checks magic, version and header checksum; throws a corruption error
 // naming path otherwise.
 FileHeader check_header(const std::string& path, const char* magic,

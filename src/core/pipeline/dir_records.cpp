@@ -126,12 +126,7 @@ std::string DirRecorder::encode(uint64_t rules_id) {
     put_u64(body, static_cast<uint64_t>(r.ctime_ns));
     prev = &p;
   }
-  FileHeader h;
-  h.count = dirs_.size();
-  h.body_crc = crc32c(body.data(), body.size());
-  std::string out;
-  put_header(out, kMagicDirs, h);
-  return out + body;
+  return sealed_file(kMagicDirs, dirs_.size(), body);
 }
 
 }  // namespace scipis
