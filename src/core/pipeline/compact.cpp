@@ -92,7 +92,8 @@ struct Fwd {
 
 using TermCounts = std::vector<std::pair<std::string, uint64_t>>;
 
-// Every posting of segment s, as (seq, term, tf) with terms into names.
+// Every posting of segment s, as (seq, term, tf) with terms into names, in
+// dictionary order.
 void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t splits,
             std::vector<std::string>& names, std::vector<Fwd>& out, const std::string* read = nullptr) {
   std::vector<Posting> ps;
@@ -124,7 +125,28 @@ void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t spl
       for (const Posting& p : ps) out.push_back({p.seq, id, p.tf});
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Fwd& a, const Fwd& b) { return a.seq < b.seq; });
+}
+
+// Postings in document order, each document's in the order given (the
+// terms then go into the merged table as a build would add them). Seqs of
+// a segment are dense: a counting sort, not a comparison sort.
+void sort_by_seq(std::vector<Fwd>& v) {
+  if (v.empty()) return;
+  uint64_t lo = v[0].seq, hi = v[0].seq;
+  for (const Fwd& f : v) {
+    lo = std::min(lo, f.seq);
+    hi = std::max(hi, f.seq);
+  }
+  if (hi - lo > 4 * v.size() + 1024 || v.size() >= UINT32_MAX) {
+    std::stable_sort(v.begin(), v.end(), [](const Fwd& a, const Fwd& b) { return a.seq < b.seq; });
+    return;
+  }
+  std::vector<uint32_t> at(hi - lo + 2, 0);
+  for (const Fwd& f : v) at[f.seq - lo + 1]++;
+  for (size_t k = 1; k < at.size(); k++) at[k] += at[k - 1];
+  std::vector<Fwd> out(v.size());
+  for (const Fwd& f : v) out[at[f.seq - lo]++] = f;
+  v.swap(out);
 }
 
 // Writes one flush of an indexer's merge as segment seg of gen.
@@ -374,7 +396,7 @@ void compact_run(scipis_build* b) {
       std::vector<Fwd> fwd;
       invert(c, s, ix, sf, names, fwd, cs.beside ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
       for (const Fwd& f : carry) fwd.push_back(f);
-      std::stable_sort(fwd.begin(), fwd.end(), [](const Fwd& a, const Fwd& b) { return a.seq < b.seq; });
+      sort_by_seq(fwd);
       size_t at = 0;
       const FileBlocks& fb = c.files(s);
       for (size_t blk = 0; blk < fb.blocks(); blk++) {
