@@ -43,7 +43,21 @@ ANALYZE am_lines;
 SET enable_indexscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM am_lines WHERE line @@@ 'panic' AND host = 'node10';
 SELECT id FROM am_lines WHERE line @@@ 'panic' AND host = 'node10' ORDER BY id;
+-- Either condition: a BitmapOr, the same rows as the words and the hosts
+-- counted without any index.
+EXPLAIN (COSTS OFF) SELECT id FROM am_lines WHERE line @@@ 'panic' OR host = 'node10';
+SELECT count(*), sum(id) FROM am_lines WHERE line @@@ 'panic' OR host = 'node10';
+EXPLAIN (COSTS OFF) SELECT id FROM am_lines WHERE line @@@ 'panic' OR line @@@ 'seq';
+SELECT count(*), sum(id) FROM am_lines WHERE line @@@ 'panic' OR line @@@ 'seq';
 RESET enable_indexscan;
+SET enable_bitmapscan = off;
+SET enable_indexscan = off;
+SELECT count(*), sum(id) FROM am_lines
+  WHERE ' ' || line || ' ' LIKE '% panic %' OR host = 'node10';
+SELECT count(*), sum(id) FROM am_lines
+  WHERE ' ' || line || ' ' LIKE '% panic %' OR ' ' || line || ' ' LIKE '% seq %';
+RESET enable_indexscan;
+RESET enable_bitmapscan;
 DROP TABLE am_lines;
 
 -- Ranked: ORDER BY <@> LIMIT is an index scan; the rows that do not match
