@@ -193,3 +193,50 @@ TEST(SkipDirs, OnlyChangedDirectoriesAreListed) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// The records file on its own: round trip, children (a root of "/" too),
+// racy and unlisted directories never unchanged, damage and other rules.
+TEST(SkipDirs, RecordsRoundTrip) {
+  const std::string dir = testutil::scratch_dir();
+  struct stat st {};
+  st.st_ino = 42;
+  st.st_mtim = {1000, 5};
+  st.st_ctim = {1000, 7};
+  const int64_t now = 2000LL * 1000 * 1000 * 1000;
+  scipis::DirRecorder rec;
+  for (const char* p : {"/", "//a", "//a/b", "//a/c", "//z"}) rec.listed(p, st, now);
+  struct stat fresh = st;
+  fresh.st_mtim = {1999, 950000000};  // within 0.1 s of now: listed again
+  rec.listed("//a/racy", fresh, now);
+  rec.unlisted("//locked");
+  const uint64_t id = scipis::crawl_rules_id("/", {}, {"*.tmp"}, false);
+  testutil::write(dir + "/DIRS", rec.encode(id));
+  scipis::DirRecords r;
+  ASSERT_TRUE(r.load(dir + "/DIRS", id));
+  EXPECT_EQ(r.children("/"), (std::vector<std::string>{"a", "locked", "z"}));
+  EXPECT_EQ(r.children("//a"), (std::vector<std::string>{"b", "c", "racy"}));
+  EXPECT_TRUE(r.children("//z").empty());
+  EXPECT_NE(r.unchanged("//a/b", st), nullptr);
+  struct stat moved = st;
+  moved.st_ino = 43;
+  EXPECT_EQ(r.unchanged("//a/b", moved), nullptr);
+  struct stat touched = st;
+  touched.st_ctim = {1000, 8};
+  EXPECT_EQ(r.unchanged("//a/b", touched), nullptr);
+  EXPECT_EQ(r.unchanged("//a/racy", fresh), nullptr);
+  EXPECT_EQ(r.unchanged("//locked", st), nullptr);
+  EXPECT_EQ(r.unchanged("//nowhere", st), nullptr);
+  EXPECT_FALSE(r.load(dir + "/DIRS", scipis::crawl_rules_id("/", {}, {}, false)));
+  EXPECT_EQ(r.unchanged("//a/b", st), nullptr);  // nothing kept from a refused load
+  std::string bytes = testutil::read(dir + "/DIRS");
+  for (size_t at : {size_t{0}, size_t{20}, bytes.size() / 2, bytes.size() - 1}) {
+    std::string bad = bytes;
+    bad[at] ^= 0x01;
+    testutil::write(dir + "/DIRS", bad);
+    EXPECT_FALSE(r.load(dir + "/DIRS", id)) << at;
+  }
+  testutil::write(dir + "/DIRS", bytes.substr(0, bytes.size() - 5));
+  EXPECT_FALSE(r.load(dir + "/DIRS", id));
+  EXPECT_FALSE(r.load(dir + "/missing", id));
+  testutil::rm_rf(dir);
+}

@@ -65,7 +65,7 @@ bool DirRecords::load(const std::string& path, uint64_t rules_id) {
   for (const auto& [p, r] : dirs_) {
     const std::string parent = parent_of(p);
     if (!parent.empty() && parent != p && dirs_.contains(parent))
-      children_[parent].push_back(p.substr(parent == "/" ? 1 : parent.size() + 1));
+      children_[parent].push_back(p.substr(p.rfind('/') + 1));
   }
   for (auto& [p, names] : children_) std::sort(names.begin(), names.end());
   return true;
