@@ -113,8 +113,7 @@ void RegionReader::read_small(uint64_t df, uint64_t base, uint64_t seq_limit) {
   if (gw > 64 || tw > 32 || !unpack_bits(p, end, gaps, n - 1, gw) ||
       !unpack_bits(p, end, tf1, n, tw) || p != end)
     fail_corrupt(path_, "posting block has a bad length");
-  small_seqs_.resize(n);
-  small_tfs_.resize(n);
+  small_n_ = static_cast<uint32_t>(n);
   uint64_t seq = base + first, max_tf = 0;
   for (size_t i = 0; i < n; i++) {
     if (i) {
@@ -182,9 +181,9 @@ RegionReader::RegionReader(const std::string& path, std::string_view region, uin
 }
 
 void RegionReader::decode(size_t b, uint64_t* seqs, uint32_t* tfs) const {
-  if (!small_seqs_.empty()) {
-    std::copy(small_seqs_.begin(), small_seqs_.end(), seqs);
-    std::copy(small_tfs_.begin(), small_tfs_.end(), tfs);
+  if (small_n_) {
+    std::copy(small_seqs_, small_seqs_ + small_n_, seqs);
+    std::copy(small_tfs_, small_tfs_ + small_n_, tfs);
     return;
   }
   const BlockInfo& k = blocks_[b];

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 namespace scipis {
 
 constexpr size_t kBlockPostings = 128;
@@ -71,7 +73,7 @@ class RegionReader {
   // [base, seq_limit).
   RegionReader(const std::string& path, std::string_view region, uint64_t expect_df,
                uint64_t base, uint64_t seq_limit);
-  const std::vector<BlockInfo>& blocks() const { return blocks_; }
+  const absl::InlinedVector<BlockInfo, 1>& blocks() const { return blocks_; }
   // Decodes block b: seqs and tfs get its count entries.
   void decode(size_t b, uint64_t* seqs, uint32_t* tfs) const;
 
@@ -79,10 +81,12 @@ class RegionReader {
   void read_small(uint64_t df, uint64_t base, uint64_t seq_limit);
   std::string path_;
   std::string_view region_;
-  std::vector<BlockInfo> blocks_;
+  // Most lists are one small block: nothing on the heap for them.
+  absl::InlinedVector<BlockInfo, 1> blocks_;
   uint64_t base_ = 0;
-  std::vector<uint64_t> small_seqs_;  // a small region, decoded
-  std::vector<uint32_t> small_tfs_;
+  uint32_t small_n_ = 0;  // a small region, decoded
+  uint64_t small_seqs_[kSmallRegion];
+  uint32_t small_tfs_[kSmallRegion];
 };
 
 // Bit packing of n values at width w (0 to 64), low bits first.
