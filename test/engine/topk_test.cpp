@@ -74,6 +74,24 @@ int compare_paths(scipis::Collection& c, std::mt19937_64& rng, int queries, int 
   return nonempty;
 }
 
+// files files of one to six words, a thousand a directory: t0 in every
+// one, t1 in about half, t2 .. t<rare+1> in the rest.
+std::string long_lists_tree(std::mt19937_64& rng, int files, int rare) {
+  const std::string root = testutil::scratch_dir();
+  for (int d = 0; d < files / 1000; d++) {
+    const std::string dir = root + "/d" + std::to_string(d);
+    ::mkdir(dir.c_str(), 0755);
+    for (int f = 0; f < 1000; f++) {
+      std::string text = "t0 ";
+      const int n = 1 + static_cast<int>(rng() % 6);
+      for (int i = 1; i < n; i++)
+        text += "t" + std::to_string(rng() % 2 ? 1 : 2 + rng() % static_cast<uint64_t>(rare)) + " ";
+      testutil::write(dir + "/f" + std::to_string(f), text);
+    }
+  }
+  return root;
+}
+
 void print_stats(const scipis::TopkStats& stats) {
   std::printf("windows %llu, skipped %llu, blocks decoded %llu\n",
               static_cast<unsigned long long>(stats.windows), static_cast<unsigned long long>(stats.skipped),
@@ -111,20 +129,8 @@ TEST(TopK, SkippingNeverChangesAnAnswer) {
 // few words share their scores).
 TEST(TopK, SkippingNeverChangesAnAnswerOnLongPostingLists) {
   std::mt19937_64 rng(20261123);
-  const std::string root = testutil::scratch_dir();
   const int files = 30000;
-  for (int d = 0; d < files / 1000; d++) {
-    const std::string dir = root + "/d" + std::to_string(d);
-    ::mkdir(dir.c_str(), 0755);
-    for (int f = 0; f < 1000; f++) {
-      std::string text;
-      const int n = 1 + static_cast<int>(rng() % 6);
-      // t0 in every file, t1 in about half, t2..t49 rarer.
-      text += "t0 ";
-      for (int i = 1; i < n; i++) text += "t" + std::to_string(rng() % 2 ? 1 : 2 + rng() % 48) + " ";
-      testutil::write(dir + "/f" + std::to_string(f), text);
-    }
-  }
+  const std::string root = long_lists_tree(rng, files, 48);
   scipis_options o;
   scipis_options_init(&o);
   o.indexer_threads = 2;
@@ -151,18 +157,8 @@ TEST(TopK, SkippingNeverChangesAnAnswerOnLongPostingLists) {
 TEST(TopK, SkippingNeverChangesAnAnswerOnAMillionPostings) {
   if (!std::getenv("SCIPIS_LONG_TESTS")) GTEST_SKIP() << "set SCIPIS_LONG_TESTS=1 (scripts/long-tests.sh)";
   std::mt19937_64 rng(20261124);
-  const std::string root = testutil::scratch_dir();
   const int files = 1000000;
-  for (int d = 0; d < files / 1000; d++) {
-    const std::string dir = root + "/d" + std::to_string(d);
-    ::mkdir(dir.c_str(), 0755);
-    for (int f = 0; f < 1000; f++) {
-      std::string text = "t0 ";
-      const int n = 1 + static_cast<int>(rng() % 6);
-      for (int i = 1; i < n; i++) text += "t" + std::to_string(rng() % 2 ? 1 : 2 + rng() % 198) + " ";
-      testutil::write(dir + "/f" + std::to_string(f), text);
-    }
-  }
+  const std::string root = long_lists_tree(rng, files, 198);
   scipis_options o;
   scipis_options_init(&o);
   o.indexer_threads = 2;

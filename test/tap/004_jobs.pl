@@ -69,6 +69,7 @@ sub wait_running {
 my $id = queue('c');
 like($id, qr/^\d+$/, 'wait => false returns a job id');
 my @samples;
+my $queued = time();
 my $deadline = time() + 180;
 while (time() < $deadline) {
 	my $row = job($id, "state, files_done, bytes_done, files_found, coalesce(files_total, -1)");
@@ -76,6 +77,8 @@ while (time() < $deadline) {
 	last if $samples[-1][0] =~ /succeeded|failed|canceled/;
 	usleep(50_000);
 }
+my $whole = time() - $queued;
+note("the whole job took $whole s");
 is($samples[-1][0], 'succeeded', 'the asynchronous job succeeded');
 my $grows = 1;
 for my $i (1 .. $#samples) {
@@ -96,10 +99,13 @@ is($node->safe_psql('postgres', "SELECT scipis_cancel_job($id)"), 't', 'cancel a
 wait_state($id, "'canceled'");
 my $took = time() - $t0;
 note("canceled after $took s");
-# One second, plus 3 s for psql's starts on a loaded 2-core machine (the
-# polls spawn a psql every few hundred ms); a job ignoring the cancel would
-# run its full course and end succeeded.
-cmp_ok($took, '<', 1 + 3, 'the cancel took effect promptly');
+# A job ignoring the cancel would run about its full course (it had only
+# begun) and end succeeded. The bound follows the machine's pace: one
+# second, plus 3 s for psql's starts on a loaded 2-core machine, or half
+# the whole job where it ran slower than that (once, in CI, seven times
+# slower, and the cancel took 4.4 s).
+my $bound = 1 + 3 > $whole / 2 ? 1 + 3 : $whole / 2;
+cmp_ok($took, '<', $bound, "the cancel took effect promptly (within $bound s)");
 is(job($id, 'state'), 'canceled', 'the job is canceled');
 is(answers('c'), $clean, 'after a cancel the previous index answers as before');
 
