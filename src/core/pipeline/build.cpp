@@ -56,6 +56,8 @@ std::vector<std::string> list_garbage(const std::string& dir, const Manifest* cu
     keep.insert("g" + std::to_string(current->generation));
     for (const SegmentRef& s : current->segments) {
       keep.insert("g" + std::to_string(current->home_of(s)));
+      // A refresh's look stays at the top level: no file names for it.
+      if (!thorough) continue;
       auto& files = homes[current->home_of(s)];
       for (std::string& f : segment_files(s, current->split_factor)) files.insert(std::move(f));
     }
