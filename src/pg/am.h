@@ -119,6 +119,7 @@ typedef struct ScipisReadCtx
 	Relation	index;
 	MemoryContext cxt;
 	ErrorData  *saved;			/* a PostgreSQL error caught in a callback */
+	BlockNumber nblocks;		/* the relation's size when last asked */
 } ScipisReadCtx;
 
 extern void scipis_am_reader_init(scipis_am_reader *rd, ScipisReadCtx *ctx, Relation index);

@@ -77,8 +77,10 @@ read_segment_page(void *vctx, const scipis_am_segment *seg, uint32_t pageno,
 		bool		moved = false;
 
 		CHECK_FOR_INTERRUPTS();
-		if (pageno >= seg->npages || blk < seg->start ||
-			blk >= RelationGetNumberOfBlocks(ctx->index))
+		/* Asked again only past the known end: each ask is an lseek. */
+		if (blk >= ctx->nblocks)
+			ctx->nblocks = RelationGetNumberOfBlocks(ctx->index);
+		if (pageno >= seg->npages || blk < seg->start || blk >= ctx->nblocks)
 			damaged(ctx->index, blk, "is outside its segment");
 		buf = ReadBuffer(ctx->index, blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -130,6 +132,7 @@ scipis_am_reader_init(scipis_am_reader *rd, ScipisReadCtx *ctx, Relation index)
 	ctx->index = index;
 	ctx->cxt = CurrentMemoryContext;
 	ctx->saved = NULL;
+	ctx->nblocks = 0;
 	rd->ctx = ctx;
 	rd->payload = SCIPIS_PAYLOAD;
 	rd->read_page = read_segment_page;

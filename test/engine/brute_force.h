@@ -77,7 +77,10 @@ inline std::vector<Hit> search(const std::vector<Doc>& docs, const std::string& 
         score += qf[t] * idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / (total / n)));
       } else {
         double idf = 1 + std::log((n + 1) / (df[t] + 1));
-        score += qf[t] * std::sqrt(tf) * idf / std::sqrt(len);
+        // sqrt(tf / len): rows of equal tf / length score equal bits, so
+        // the spec's tie order (path) decides between them, as it does in
+        // the engine.
+        score += qf[t] * idf * std::sqrt(tf / len);
       }
     }
     if (matched == 0 || (all && matched < order.size())) continue;

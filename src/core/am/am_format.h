@@ -10,7 +10,9 @@
 //            regions of its terms (index/postings_codec.h, ordinals from 0)
 //   index    per group: u64 key of its first term, u64 offset, u32 dictionary
 //            block bytes, u32 group bytes
-//   footer   kFooterBytes, at the end
+//   footer   kFooterBytes, at the end: u32 magic, u32 version, u64 ndocs,
+//            counted, tokens, nterms, index_off, groups, u32 flags, u32
+//            crc32c of what precedes it
 #pragma once
 
 #include <cstddef>
@@ -21,7 +23,10 @@
 namespace scipis::am {
 
 constexpr uint32_t kSegMagic = 0x53414d53;  // "SMAS"
-constexpr uint32_t kSegVersion = 1;
+// Version 2 adds the footer's flags; version 1 segments are read as
+// having none.
+constexpr uint32_t kSegVersion = 2;
+constexpr uint32_t kSegFlagTidsAscend = 1;  // row identifiers ascend with ordinals
 constexpr size_t kDocBytes = 10;
 constexpr uint32_t kLenNull = UINT32_MAX;
 constexpr size_t kGroupTerms = 64;
@@ -41,6 +46,7 @@ struct Footer {
   uint64_t nterms = 0;
   uint64_t index_off = 0;
   uint64_t groups = 0;
+  uint32_t flags = 0;  // kSegFlag*
 };
 
 std::string encode_footer(const Footer& f);

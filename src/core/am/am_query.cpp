@@ -156,22 +156,32 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
     double bound;
     size_t act, nact;  // into acts
   };
+  const bool exact = exact_bounds(ranking_);
   for (auto& src : open_view(view, rd)) {
     Source& s = *src;
     std::vector<TermBlocks> tb(nt);
     size_t present = 0;
     for (size_t t = 0; t < nt; t++) present += s.find_blocks(terms_[t].term, tb[t]) ? 1 : 0;
     if (present == 0 || (match_ == SCIPIS_MATCH_ALL && present < nt)) continue;
-    std::vector<uint64_t> pts;
-    for (size_t t = 0; t < nt; t++)
+    // Every block's first ordinal and one past its last, merged in order.
+    std::vector<uint64_t> pts, term_pts;
+    for (size_t t = 0; t < nt; t++) {
+      term_pts.clear();
       for (size_t b = 0; tb[t].df > 0 && b < tb[t].count(); b++) {
-        pts.push_back(tb[t].first(b));
-        pts.push_back(static_cast<uint64_t>(tb[t].last(b)) + 1);
+        if (b == 0 || tb[t].first(b) != tb[t].last(b - 1) + 1) term_pts.push_back(tb[t].first(b));
+        term_pts.push_back(static_cast<uint64_t>(tb[t].last(b)) + 1);
       }
-    std::sort(pts.begin(), pts.end());
+      const size_t mid = pts.size();
+      pts.insert(pts.end(), term_pts.begin(), term_pts.end());
+      std::inplace_merge(pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(mid), pts.end());
+    }
     pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
     std::vector<Range> ranges;
-    std::vector<std::pair<uint32_t, uint32_t>> acts;  // (term, block)
+    struct Act {
+      uint32_t t, b;
+      double bound;
+    };
+    std::vector<Act> acts;
     std::vector<size_t> cur(nt, 0);
     for (size_t i = 0; i + 1 < pts.size(); i++) {
       const uint64_t lo = pts[i], hi = pts[i + 1] - 1;
@@ -181,8 +191,9 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
         while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
         if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
         const BlockInfo* info = tb[t].info(cur[t]);
-        r.bound += info ? sc[t].bound(*info) : kInfScore;
-        acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t])});
+        const double bound = info ? sc[t].bound(*info) : kInfScore;
+        r.bound += bound;
+        acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t]), bound});
         r.nact++;
       }
       if (r.nact == 0 || (match_ == SCIPIS_MATCH_ALL && r.nact < nt)) {
@@ -191,47 +202,106 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
       }
       ranges.push_back(r);
     }
-    std::stable_sort(ranges.begin(), ranges.end(),
-                     [](const Range& a, const Range& b) { return a.bound > b.bound; });
-    // Node map: the pointers in blk stay valid as blocks are added.
+    // Best bound first, then by ordinal; a heap, as most queries stop
+    // after a few of the ranges.
+    auto later = [](const Range& a, const Range& b) {
+      if (a.bound != b.bound) return a.bound < b.bound;
+      return a.lo > b.lo;
+    };
+    std::make_heap(ranges.begin(), ranges.end(), later);
+    const bool tids_ascend = s.tids_ascend();
+    // Node map: the pointers into it stay valid as blocks are added.
     absl::node_hash_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> decoded;
     using Next = std::pair<uint32_t, size_t>;  // (ordinal, active index)
-    for (const Range& r : ranges) {
-      if (best.kth() && r.bound * kBoundMargin < best.kth()->score) break;
-      std::vector<size_t> pos(r.nact), end(r.nact);
-      std::vector<const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>*> blk(r.nact);
-      std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
+    for (auto end = ranges.end(); end != ranges.begin(); --end) {
+      std::pop_heap(ranges.begin(), end, later);
+      const Range& r = *(end - 1);
+      if (const scipis_am_hit* kth = best.kth()) {
+        if (r.bound * kBoundMargin < kth->score) break;
+        // An exact bound no higher than the k-th score: a row of this range
+        // could only tie it, and wins a tie only with a smaller identifier.
+        // Ranges of that bound come by ordinal; with identifiers ascending
+        // by ordinal, no later one can either.
+        if (exact && tids_ascend && r.bound <= kth->score && s.doc(static_cast<uint32_t>(r.lo)).tid > kth->tid)
+          break;
+      }
+      // The range's postings per active term, decoded once per block.
+      std::vector<const std::vector<uint32_t>*> ords(r.nact), tfs(r.nact);
+      std::vector<size_t> pos(r.nact), end_at(r.nact);
       for (size_t a = 0; a < r.nact; a++) {
-        const auto [t, b] = acts[r.act + a];
-        const uint64_t key = (static_cast<uint64_t>(t) << 32) | b;
+        const Act& act = acts[r.act + a];
+        const uint64_t key = (static_cast<uint64_t>(act.t) << 32) | act.b;
         auto it = decoded.find(key);
         if (it == decoded.end()) {
           it = decoded.try_emplace(key).first;
-          tb[t].decode(b, it->second.first, it->second.second);
+          tb[act.t].decode(act.b, it->second.first, it->second.second);
         }
-        blk[a] = &it->second;
         const auto& o = it->second.first;
+        ords[a] = &o;
+        tfs[a] = &it->second.second;
         pos[a] = static_cast<size_t>(std::lower_bound(o.begin(), o.end(), static_cast<uint32_t>(r.lo)) - o.begin());
-        end[a] = static_cast<size_t>(std::upper_bound(o.begin(), o.end(), static_cast<uint32_t>(r.hi)) - o.begin());
-        if (pos[a] < end[a]) next.push({o[pos[a]], a});
+        end_at[a] = static_cast<size_t>(std::upper_bound(o.begin(), o.end(), static_cast<uint32_t>(r.hi)) - o.begin());
       }
+      // MaxScore within the range: rows are drawn from the essential terms'
+      // postings only; the others are looked up for each such row. Under
+      // `all` one term (the fewest postings) draws, as every row needs all.
+      // Under `any` the terms of the smallest bounds are non-essential when
+      // those bounds, summed in query order as a score is, stay below the
+      // k-th score: a row holding only them cannot enter.
+      std::vector<char> essential(r.nact, 1);
+      if (match_ == SCIPIS_MATCH_ALL) {
+        size_t driver = 0;
+        for (size_t a = 1; a < r.nact; a++)
+          if (end_at[a] - pos[a] < end_at[driver] - pos[driver]) driver = a;
+        for (size_t a = 0; a < r.nact; a++) essential[a] = a == driver;
+      } else if (const scipis_am_hit* kth = best.kth(); kth && r.nact > 1) {
+        std::vector<size_t> by_bound(r.nact);
+        for (size_t a = 0; a < r.nact; a++) by_bound[a] = a;
+        std::stable_sort(by_bound.begin(), by_bound.end(),
+                         [&](size_t x, size_t y) { return acts[r.act + x].bound < acts[r.act + y].bound; });
+        std::vector<char> trial(r.nact, 1);
+        for (size_t m = 0; m + 1 < r.nact; m++) {
+          trial[by_bound[m]] = 0;
+          double sum = 0;
+          for (size_t a = 0; a < r.nact; a++)
+            if (!trial[a]) sum += acts[r.act + a].bound;
+          if (!(exact ? sum < kth->score : sum * kBoundMargin < kth->score)) break;
+          essential = trial;
+        }
+      }
+      std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
+      for (size_t a = 0; a < r.nact; a++)
+        if (essential[a] && pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
+      std::vector<uint32_t> tf(r.nact);
       while (!next.empty()) {
         const uint32_t ord = next.top().first;
-        const uint32_t l = s.doc(ord).len;
-        if (l == kLenNull || l == 0) fail_corrupt("index", "a row without tokens holds a term");
-        double score = 0;
-        size_t matched = 0;
-        // Actives are in term order, so a row's score sums in query order.
+        std::fill(tf.begin(), tf.end(), 0);
         while (!next.empty() && next.top().first == ord) {
           const size_t a = next.top().second;
           next.pop();
-          const uint32_t t = acts[r.act + a].first;
-          score += sc[t](blk[a]->second[pos[a]], l);
-          matched++;
-          if (++pos[a] < end[a]) next.push({blk[a]->first[pos[a]], a});
+          tf[a] = (*tfs[a])[pos[a]];
+          if (++pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
+        }
+        size_t matched = 0;
+        for (size_t a = 0; a < r.nact; a++) {
+          if (!essential[a]) {
+            // Rows come in ascending order: the cursor only moves forward.
+            const auto& o = *ords[a];
+            pos[a] = static_cast<size_t>(std::lower_bound(o.begin() + static_cast<std::ptrdiff_t>(pos[a]),
+                                                          o.begin() + static_cast<std::ptrdiff_t>(end_at[a]), ord) -
+                                         o.begin());
+            if (pos[a] < end_at[a] && o[pos[a]] == ord) tf[a] = (*tfs[a])[pos[a]];
+          }
+          matched += tf[a] > 0;
         }
         if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
-        best.offer(scipis_am_hit{s.doc(ord).tid, score, 0});
+        const DocEntry d = s.doc(ord);
+        if (d.len == kLenNull || d.len == 0) fail_corrupt("index", "a row without tokens holds a term");
+        // Actives are in term order, so a row's score sums in query order.
+        double score = 0;
+        for (size_t a = 0; a < r.nact; a++)
+          if (tf[a]) score += sc[acts[r.act + a].t](tf[a], d.len);
+        best.offer(scipis_am_hit{d.tid, score, 0});
       }
     }
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ struct TermBlocks {
   uint64_t df = 0;
   std::unique_ptr<std::string> region;  // stable: reader views it
   std::unique_ptr<RegionReader> reader;
+  // A reader over the region's skip list only: block b's payload is
+  // fetch(region_off + offset, bytes), read when the block is decoded.
+  std::function<void(uint64_t off, size_t n, char* dst)> fetch;
+  uint64_t region_off = 0;
   std::vector<uint32_t> ords, tfs;  // without a reader
 
   size_t count() const { return reader ? reader->blocks().size() : 1; }
@@ -54,6 +59,8 @@ class Source {
   virtual bool find_blocks(std::string_view term, TermBlocks& out);
   // Terms in ascending byte order, one per call; false at the end.
   virtual bool next_term(std::string& term, TermPostings& out) = 0;
+  // Whether row identifiers are known to ascend with ordinals.
+  virtual bool tids_ascend() const { return false; }
 };
 
 // Rows indexed in memory: the pending entries of a view, or what one

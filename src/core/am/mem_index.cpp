@@ -209,7 +209,14 @@ void TermBlocks::decode(size_t b, std::vector<uint32_t>& o, std::vector<uint32_t
   const uint32_t n = reader->blocks()[b].count;
   uint64_t seqs[kBlockPostings];
   uint32_t f[kBlockPostings];
-  reader->decode(b, seqs, f);
+  if (fetch) {
+    const BlockInfo& k = reader->blocks()[b];
+    std::string payload(k.bytes, '\0');
+    fetch(region_off + k.offset, k.bytes, payload.data());
+    reader->decode_payload(b, payload.data(), seqs, f);
+  } else {
+    reader->decode(b, seqs, f);
+  }
   o.resize(n);
   t.assign(f, f + n);
   for (uint32_t i = 0; i < n; i++) o[i] = static_cast<uint32_t>(seqs[i]);

@@ -24,17 +24,21 @@ void PagedSegment::read(uint64_t off, size_t n, char* dst) {
   while (n > 0) {
     const uint32_t page = static_cast<uint32_t>(off / rd_.payload);
     const size_t at = static_cast<size_t>(off % rd_.payload);
-    auto it = pages_.find(page);
-    if (it == pages_.end()) {
-      auto buf = std::make_unique<unsigned char[]>(rd_.payload);
-      scipis_error err{};
-      if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
-      // A long scan keeps a bounded number of pages.
-      if (pages_.size() >= 1024) pages_.clear();
-      it = pages_.emplace(page, std::move(buf)).first;
+    if (page != last_page_) {
+      auto it = pages_.find(page);
+      if (it == pages_.end()) {
+        auto buf = std::make_unique<unsigned char[]>(rd_.payload);
+        scipis_error err{};
+        if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
+        // A long scan keeps a bounded number of pages.
+        if (pages_.size() >= 1024) pages_.clear();
+        it = pages_.emplace(page, std::move(buf)).first;
+      }
+      last_page_ = page;
+      last_ = it->second.get();
     }
     const size_t take = std::min(n, static_cast<size_t>(rd_.payload) - at);
-    std::memcpy(dst, it->second.get() + at, take);
+    std::memcpy(dst, last_ + at, take);
     dst += take;
     off += take;
     n -= take;
@@ -176,9 +180,27 @@ bool PagedSegment::find_blocks(std::string_view term, TermBlocks& out) {
     out.tfs = {t.tf};
     return true;
   }
-  out.region = std::make_unique<std::string>(t.region_bytes, '\0');
-  read(t.region_off, t.region_bytes, out.region->data());
-  out.reader = std::make_unique<RegionReader>(what_, *out.region, t.df, 0, f_.ndocs);
+  out.region = std::make_unique<std::string>();
+  if (t.df <= kSmallRegion) {
+    out.region->resize(t.region_bytes);
+    read(t.region_off, t.region_bytes, out.region->data());
+    out.reader = std::make_unique<RegionReader>(what_, *out.region, t.df, 0, f_.ndocs);
+    return true;
+  }
+  // A frequent term's region is mostly payloads a top-k query never
+  // decodes: read its skip list (about 8 bytes a block) and fetch blocks
+  // as they are decoded.
+  uint64_t want = std::min<uint64_t>(t.region_bytes, 64 + (t.df / kBlockPostings + 1) * 10);
+  for (;;) {
+    out.region->resize(want);
+    read(t.region_off, want, out.region->data());
+    out.reader = RegionReader::from_prefix(what_, *out.region, t.region_bytes, t.df, 0, f_.ndocs);
+    if (out.reader) break;
+    if (want == t.region_bytes) fail_corrupt(what_, "bad posting skip list");
+    want = std::min<uint64_t>(t.region_bytes, want * 2);
+  }
+  out.region_off = t.region_off;
+  out.fetch = [this](uint64_t off, size_t n, char* dst) { read(off, n, dst); };
   return true;
 }
 

@@ -20,6 +20,7 @@ class PagedSegment : public Source {
   bool find(std::string_view term, TermPostings& out, bool postings) override;
   bool next_term(std::string& term, TermPostings& out) override;
   bool find_blocks(std::string_view term, TermBlocks& out) override;
+  bool tids_ascend() const override { return (f_.flags & kSegFlagTidsAscend) != 0; }
 
  private:
   struct DictTerm {
@@ -44,6 +45,8 @@ class PagedSegment : public Source {
   std::string what_;
   Footer f_;
   absl::flat_hash_map<uint32_t, std::unique_ptr<unsigned char[]>> pages_;
+  uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
+  const unsigned char* last_ = nullptr;
   std::vector<DictTerm> group_;  // next_term's current group
   uint64_t next_group_ = 0;
   size_t next_in_group_ = 0;

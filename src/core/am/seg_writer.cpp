@@ -8,7 +8,9 @@ namespace scipis::am {
 
 SegmentWriter::SegmentWriter(std::vector<DocEntry> docs) : docs_(std::move(docs)) {
   out_.resize(docs_.size() * kDocBytes);
+  f_.flags = kSegFlagTidsAscend;
   for (size_t i = 0; i < docs_.size(); i++) {
+    if (i > 0 && docs_[i].tid <= docs_[i - 1].tid) f_.flags &= ~kSegFlagTidsAscend;
     put_doc(out_.data() + i * kDocBytes, docs_[i]);
     const uint32_t len = docs_[i].len;
     if (len != kLenNull && len > 0) {

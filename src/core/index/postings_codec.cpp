@@ -136,16 +136,38 @@ RegionReader::RegionReader(const std::string& path, std::string_view region, uin
     read_small(expect_df, base, seq_limit);
     return;
   }
-  if (region.size() < 8) fail_corrupt(path, "posting block too short");
-  Cursor c(region.data(), region.size());
+  if (!parse_skip(region, region.size(), expect_df, seq_limit))
+    fail_corrupt(path, "bad posting skip entry");
+}
+
+std::unique_ptr<RegionReader> RegionReader::from_prefix(const std::string& path, std::string_view prefix,
+                                                        uint64_t region_size, uint64_t expect_df,
+                                                        uint64_t base, uint64_t seq_limit) {
+  if (expect_df <= kSmallRegion || prefix.size() > region_size)
+    fail_corrupt(path, "bad posting region");
+  std::unique_ptr<RegionReader> r(new RegionReader(path, base));
+  if (!r->parse_skip(prefix, region_size, expect_df, seq_limit)) return nullptr;
+  r->region_ = prefix;
+  return r;
+}
+
+bool RegionReader::parse_skip(std::string_view data, uint64_t region_size, uint64_t expect_df,
+                              uint64_t seq_limit) {
+  const bool whole = data.size() == region_size;
+  if (region_size < 8) fail_corrupt(path_, "posting block too short");
+  Cursor c(data.data(), data.size());
   const uint64_t n = c.varint();
-  if (n != expect_df) fail_corrupt(path, "posting count disagrees with the dictionary");
+  if (!c.ok()) {
+    if (!whole) return false;
+    fail_corrupt(path_, "bad posting count");
+  }
+  if (n != expect_df) fail_corrupt(path_, "posting count disagrees with the dictionary");
   // A block takes at least 8 bytes (skip entry and widths), even when its
   // gaps and tfs take no bits at all.
-  if (n / kBlockPostings > region.size() / 8) fail_corrupt(path, "bad posting count");
+  if (n / kBlockPostings > region_size / 8) fail_corrupt(path_, "bad posting count");
   const size_t nb = static_cast<size_t>((n + kBlockPostings - 1) / kBlockPostings);
   blocks_.resize(nb);
-  uint64_t last = base;
+  uint64_t last = base_;
   for (size_t b = 0; b < nb; b++) {
     BlockInfo& k = blocks_[b];
     const uint64_t gap = c.varint();
@@ -154,30 +176,35 @@ RegionReader::RegionReader(const std::string& path, std::string_view region, uin
     k.min_len = c.varint();
     k.best_tf = c.varint();
     k.best_len = c.varint();
+    if (!c.ok() && !whole) return false;
     k.count = static_cast<uint32_t>(b + 1 < nb ? kBlockPostings : n - b * kBlockPostings);
     // Each block holds count distinct documents after the last one.
     const bool best_ok = k.min_len ? k.best_tf >= 1 && k.best_tf <= max_tf && k.best_len >= k.min_len &&
                                          k.best_len >= k.best_tf
                                    : k.best_tf == 0 && k.best_len == 0;
     if (!c.ok() || !best_ok || max_tf == 0 || max_tf > UINT32_MAX || gap >= seq_limit ||
-        (b && gap < k.count) || (!b && gap + 1 < k.count) || k.bytes > region.size())
-      fail_corrupt(path, "bad posting skip entry");
-    if (gap >= seq_limit - std::min(last, seq_limit)) fail_corrupt(path, "posting names an unknown document");
+        (b && gap < k.count) || (!b && gap + 1 < k.count) || k.bytes > region_size)
+      fail_corrupt(path_, "bad posting skip entry");
+    if (gap >= seq_limit - std::min(last, seq_limit)) fail_corrupt(path_, "posting names an unknown document");
     last += gap;
     k.last_seq = last;
     k.max_tf = static_cast<uint32_t>(max_tf);
   }
-  size_t at = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - region.data());
-  if (region.size() - at < 4) fail_corrupt(path, "posting block too short");
-  if (crc32c(region.data(), at) != get_u32(reinterpret_cast<const unsigned char*>(region.data()) + at))
-    fail_corrupt(path, "posting block checksum mismatch");
+  size_t at = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - data.data());
+  if (data.size() - at < 4) {
+    if (!whole) return false;
+    fail_corrupt(path_, "posting block too short");
+  }
+  if (crc32c(data.data(), at) != get_u32(reinterpret_cast<const unsigned char*>(data.data()) + at))
+    fail_corrupt(path_, "posting block checksum mismatch");
   at += 4;
   for (BlockInfo& k : blocks_) {
-    if (k.bytes < 6 || k.bytes > region.size() - at) fail_corrupt(path, "posting block has a bad length");
+    if (k.bytes < 6 || k.bytes > region_size - at) fail_corrupt(path_, "posting block has a bad length");
     k.offset = at;
     at += k.bytes;
   }
-  if (at != region.size()) fail_corrupt(path, "posting block has a bad length");
+  if (at != region_size) fail_corrupt(path_, "posting block has a bad length");
+  return true;
 }
 
 void RegionReader::decode(size_t b, uint64_t* seqs, uint32_t* tfs) const {
@@ -187,7 +214,13 @@ void RegionReader::decode(size_t b, uint64_t* seqs, uint32_t* tfs) const {
     return;
   }
   const BlockInfo& k = blocks_[b];
-  const char* p = region_.data() + k.offset;
+  if (k.offset + k.bytes > region_.size()) fail_corrupt(path_, "posting block read past what is at hand");
+  decode_payload(b, region_.data() + k.offset, seqs, tfs);
+}
+
+void RegionReader::decode_payload(size_t b, const char* payload, uint64_t* seqs, uint32_t* tfs) const {
+  const BlockInfo& k = blocks_[b];
+  const char* p = payload;
   const char* end = p + k.bytes - 4;
   if (crc32c(p, k.bytes - 4) != get_u32(reinterpret_cast<const unsigned char*>(end)))
     fail_corrupt(path_, "posting block checksum mismatch");

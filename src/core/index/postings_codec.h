@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,11 +74,24 @@ class RegionReader {
   // [base, seq_limit).
   RegionReader(const std::string& path, std::string_view region, uint64_t expect_df,
                uint64_t base, uint64_t seq_limit);
+  // A large region (expect_df > kSmallRegion) read in pieces, for readers
+  // whose bytes are not all at hand: prefix is its first bytes, region_size
+  // its length. nullptr when the prefix ends inside the skip list (ask
+  // again with more); then blocks decode with decode_payload from the
+  // bytes at blocks()[b].offset.
+  static std::unique_ptr<RegionReader> from_prefix(const std::string& path, std::string_view prefix,
+                                                   uint64_t region_size, uint64_t expect_df,
+                                                   uint64_t base, uint64_t seq_limit);
   const absl::InlinedVector<BlockInfo, 1>& blocks() const { return blocks_; }
   // Decodes block b: seqs and tfs get its count entries.
   void decode(size_t b, uint64_t* seqs, uint32_t* tfs) const;
+  // The same from block b's blocks()[b].bytes bytes.
+  void decode_payload(size_t b, const char* payload, uint64_t* seqs, uint32_t* tfs) const;
 
  private:
+  RegionReader(const std::string& path, uint64_t base) : path_(path), base_(base) {}
+  // false when data (the region's first bytes) ends inside the skip list.
+  bool parse_skip(std::string_view data, uint64_t region_size, uint64_t expect_df, uint64_t seq_limit);
   void read_small(uint64_t df, uint64_t base, uint64_t seq_limit);
   std::string path_;
   std::string_view region_;

@@ -19,13 +19,22 @@ inline double term_idf(scipis_ranking ranking, double N, double df) {
 inline double term_score(scipis_ranking ranking, double qf, double idf, double tf, double len,
                          double avgdl) {
   if (ranking == SCIPIS_BM25) return qf * idf * tf / (tf + 1.2 * (1.0 - 0.75 + 0.75 * len / avgdl));
-  return qf * std::sqrt(tf) * idf / std::sqrt(len);
+  // sqrt(tf / len), not sqrt(tf) / sqrt(len): the score is then a
+  // non-decreasing function of the exact ratio tf / len (each operation is
+  // correctly rounded), so a block's best posting bounds it bit for bit
+  // and equal ratios score equal bits.
+  return qf * idf * std::sqrt(tf / len);
 }
 
 constexpr double kInfScore = std::numeric_limits<double>::infinity();
 // A block is skipped only when its bound, so enlarged, is still below the
 // k-th score: a bound is summed in another order than a score is.
 constexpr double kBoundMargin = 1 + 1e-9;
+
+// Whether Scorer::bound is exact: no posting of the block scores above it,
+// not by one unit in the last place (TF-IDF's best posting; BM25's bound
+// is computed through another length than any posting's).
+inline bool exact_bounds(scipis_ranking ranking) { return ranking != SCIPIS_BM25; }
 
 // One query term's scoring, and the most a posting of a block can score.
 struct Scorer {
