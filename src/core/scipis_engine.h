@@ -533,7 +533,19 @@ typedef struct scipis_am_reader
 	/* Copies the payload of logical page `page` of seg into dst; 0 or -1. */
 	int			(*read_page) (void *ctx, const scipis_am_segment *seg, uint32_t page,
 							  unsigned char *dst, scipis_error *err);
+	/*
+	 * The index's storage (tablespace, database, relation file): names its
+	 * pages in the process's page cache. All 0: nothing is cached.
+	 */
+	uint32_t	cache_rel[3];
 } scipis_am_reader;
+
+/*
+ * Bounds the process's cache of segment pages read and checked (0: no
+ * cache); shrinking it empties it. Pages per cached so far, for tests.
+ */
+void		scipis_am_cache_configure(size_t bytes);
+size_t		scipis_am_cache_pages(void);
 
 /* One consistent state of an index, as read from its metapage. */
 typedef struct scipis_am_view

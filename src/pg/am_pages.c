@@ -134,6 +134,14 @@ scipis_am_reader_init(scipis_am_reader *rd, ScipisReadCtx *ctx, Relation index)
 	ctx->saved = NULL;
 	ctx->nblocks = 0;
 	rd->ctx = ctx;
+	/*
+	 * A new file number for every build, REINDEX and TRUNCATE; with the
+	 * segment's id (never reused within a file), start and length, a page's
+	 * name in the cache never names other bytes.
+	 */
+	rd->cache_rel[0] = index->rd_node.spcNode;
+	rd->cache_rel[1] = index->rd_node.dbNode;
+	rd->cache_rel[2] = index->rd_node.relNode;
 	rd->payload = SCIPIS_PAYLOAD;
 	rd->read_page = read_segment_page;
 }

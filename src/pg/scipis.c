@@ -18,8 +18,15 @@
 PG_MODULE_MAGIC;
 
 char	   *scipis_data_directory = NULL;
+static int	scipis_index_cache_size = 32 * 1024;	/* kB */
 
 void		_PG_init(void);
+
+static void
+assign_index_cache_size(int newval, void *extra)
+{
+	scipis_am_cache_configure((size_t) newval * 1024);
+}
 
 void
 _PG_init(void)
@@ -32,6 +39,13 @@ _PG_init(void)
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
+	DefineCustomIntVariable("scipis.index_cache_size",
+							"Memory per backend for index pages already read and checked.",
+							"Pages of scipis indexes (the access method) that queries read; "
+							"0 turns the cache off.",
+							&scipis_index_cache_size, 32 * 1024, 0, INT_MAX / 1024,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, assign_index_cache_size, NULL);
 	scipis_jobs_init();
 	MarkGUCPrefixReserved("scipis");
 	scipis_files_scan_init();

@@ -44,7 +44,8 @@ struct Pages {
     segs.push_back(std::move(bytes));
     return seg;
   }
-  scipis_am_reader reader() { return scipis_am_reader{this, kPayload, &Pages::read}; }
+  uint32_t rel[3] = {0, 0, 0};  // the page cache's name for these pages; 0s: no caching
+  scipis_am_reader reader() { return scipis_am_reader{this, kPayload, &Pages::read, {rel[0], rel[1], rel[2]}}; }
 };
 
 std::string take_blob(scipis_am_blob* b) {
@@ -175,7 +176,7 @@ struct Index {
 
 // Every match in rank order, fetched in rounds of `round` from the cursor.
 std::vector<scipis_am_hit> ranked_in_rounds(Index& ix, const std::string& q, bool all, size_t round,
-                                            size_t limit = SIZE_MAX) {
+                                            size_t limit = SIZE_MAX, size_t growth = 1) {
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);
   scipis_error err;
@@ -195,6 +196,7 @@ std::vector<scipis_am_hit> ranked_in_rounds(Index& ix, const std::string& q, boo
         << err.message;
     out.insert(out.end(), h, h + n);
     if (n < round || out.size() >= limit) break;
+    round *= growth;
   }
   scipis_am_query_free(qq);
   return out;
@@ -206,8 +208,10 @@ void expect_matches_oracle(Index& ix, const std::vector<Row>& live, uint32_t see
     std::string q = "w" + std::to_string(static_cast<uint32_t>(std::pow(rng() % 1000 + 1, 1.6)) % 5000);
     if (i % 2) q += " W" + std::to_string(rng() % 40);
     const bool all = i % 3 == 0;
+    if (i % 4 == 1) q += " w" + std::to_string(rng() % 60) + " w" + std::to_string(rng() % 9);
     auto want = oracle(live, q, all);
-    auto got = ranked_in_rounds(ix, q, all, 1 + rng() % 7);
+    // Rounds of 1 to 7 rows, or growing as an index scan's do.
+    auto got = i % 5 == 4 ? ranked_in_rounds(ix, q, all, 10, SIZE_MAX, 8) : ranked_in_rounds(ix, q, all, 1 + rng() % 7);
     ASSERT_EQ(got.size(), want.size()) << q;
     for (size_t j = 0; j < got.size(); j++) {
       ASSERT_TRUE(want.count(got[j].tid)) << q;
@@ -244,6 +248,7 @@ TEST(AmSegment, TiesAtTheKthScoreArePrunedYetNeverLost) {
       case 2: r.text = "x a b c d e f g h i j " + std::to_string(rng() % 1000); break;
       default: r.text = "a b c " + std::to_string(rng() % 100); break;
     }
+    if (i % 997 == 0) r.text += " zz";
     rows.push_back(r);
   }
   Index ix;
@@ -265,9 +270,28 @@ TEST(AmSegment, TiesAtTheKthScoreArePrunedYetNeverLost) {
     ASSERT_EQ(scipis_am_query_ranked(qq, &v, &rd, 10, 0, 0, 0, &h, &n, &err), 0) << err.message;
     EXPECT_EQ(n, 10u);
     EXPECT_LT(ix.pages.reads, static_cast<int>(pages / 20)) << "a top-10 read most of the segment";
+    std::vector<scipis_am_hit> first(h, h + n);
+    // Resumed rounds, then the query from the start again: the same rows.
+    for (int round = 0; round < 3; round++)
+      ASSERT_EQ(scipis_am_query_ranked(qq, &v, &rd, 50, 1, first.back().score, first.back().tid, &h, &n, &err), 0);
+    ASSERT_EQ(scipis_am_query_ranked(qq, &v, &rd, 10, 0, 0, 0, &h, &n, &err), 0) << err.message;
+    ASSERT_EQ(n, 10u);
+    for (size_t i = 0; i < n; i++) EXPECT_EQ(h[i].tid, first[i].tid);
     scipis_am_query_free(qq);
   }
 
+  // A rare term with a frequent one: the frequent term's rows are skipped
+  // by MaxScore once the rare term's fill the top k, and come back in the
+  // later rounds.
+  {
+    const auto want = oracle(rows, "zz x", false);
+    auto got = ranked_in_rounds(ix, "zz x", false, 10, SIZE_MAX, 8);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t j = 0; j < got.size(); j++) {
+      ASSERT_TRUE(want.count(got[j].tid));
+      EXPECT_NEAR(got[j].score, want.at(got[j].tid), 1e-9 * want.at(got[j].tid));
+    }
+  }
   const auto want = oracle(rows, "x", false);
   for (size_t round : {997u, 3u}) {
     // Small rounds: the first 60 rows only (each round runs the query again).
@@ -288,6 +312,46 @@ TEST(AmSegment, TiesAtTheKthScoreArePrunedYetNeverLost) {
     std::sort(seen.begin(), seen.end());
     EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());
   }
+}
+
+// Pages read and checked once come from the process's cache afterwards;
+// other files' pages are not taken for them; the cache keeps its bound,
+// and a bound of 0 turns it off.
+TEST(AmSegment, PageCacheServesCheckedPagesWithinItsBound) {
+  auto rows = random_rows(3000, 31);
+  auto segs = build(rows, 1, 64 << 20);
+  ASSERT_EQ(segs.size(), 1u);
+  Index a, b;
+  a.segs.push_back(a.pages.add(segs[0]));
+  b.segs.push_back(b.pages.add(segs[0]));
+  a.pages.rel[0] = b.pages.rel[0] = 7;
+  a.pages.rel[2] = 100;
+  b.pages.rel[2] = 101;
+  const auto want = ranked_in_rounds(a, "w1 w7", false, 1000);
+  ASSERT_FALSE(want.empty());
+
+  scipis_am_cache_configure(1 << 20);
+  a.pages.reads = 0;
+  EXPECT_EQ(ranked_in_rounds(a, "w1 w7", false, 1000).size(), want.size());
+  EXPECT_GT(a.pages.reads, 0);
+  a.pages.reads = 0;
+  auto again = ranked_in_rounds(a, "w1 w7", false, 1000);
+  EXPECT_EQ(a.pages.reads, 0) << "every page was cached";
+  ASSERT_EQ(again.size(), want.size());
+  for (size_t i = 0; i < want.size(); i++) EXPECT_EQ(again[i].tid, want[i].tid);
+  b.pages.reads = 0;
+  ranked_in_rounds(b, "w1 w7", false, 1000);
+  EXPECT_GT(b.pages.reads, 0) << "another file's pages were taken from the cache";
+
+  scipis_am_cache_configure(4 * kPayload);
+  EXPECT_EQ(scipis_am_cache_pages(), 0u) << "shrinking empties the cache";
+  ranked_in_rounds(a, "w1 w7 w3", false, 1000);
+  EXPECT_LE(scipis_am_cache_pages(), 4u);
+  scipis_am_cache_configure(0);
+  a.pages.reads = 0;
+  EXPECT_EQ(ranked_in_rounds(a, "w1 w7", false, 1000).size(), want.size());
+  EXPECT_GT(a.pages.reads, 0);
+  EXPECT_EQ(scipis_am_cache_pages(), 0u);
 }
 
 TEST(AmSegment, PendingEntriesAndMergeWithDeadRows) {

@@ -5,6 +5,7 @@
 #include "am/am_build.h"
 #include "am/am_merge.h"
 #include "am/am_query.h"
+#include "am/page_cache.h"
 #include "am/seg_reader.h"
 #include "util/door.h"
 #include "util/error.h"
@@ -140,6 +141,10 @@ scipis_am_query* scipis_am_query_new(const char* query, size_t len, const unsign
 }
 
 void scipis_am_query_free(scipis_am_query* q) { delete q; }
+
+void scipis_am_cache_configure(size_t bytes) { scipis::am::PageCache::instance().configure(bytes); }
+
+size_t scipis_am_cache_pages(void) { return scipis::am::PageCache::instance().pages(); }
 
 int scipis_am_query_adopt(scipis_am_query* q, const scipis_am_query* from, scipis_error* err) {
   return guarded(err, [&] { q->q.adopt(from->q); });

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "absl/container/node_hash_map.h"
+#include "absl/hash/hash.h"
 #include "am/seg_reader.h"
 #include "query/score.h"
 #include "util/error.h"
@@ -59,14 +60,16 @@ class BestAfter {
       : first_(first), heap_(first), k_(k), has_after_(has_after), after_(after) {}
   // The k-th best so far, when there are k.
   const scipis_am_hit* kth() const { return heap_.size() == k_ ? &heap_.top() : nullptr; }
-  void offer(const scipis_am_hit& h) {
-    if (has_after_ && !first_(after_, h)) return;
+  // False when h is not after the cursor.
+  bool offer(const scipis_am_hit& h) {
+    if (has_after_ && !first_(after_, h)) return false;
     if (heap_.size() < k_) {
       heap_.push(h);
     } else if (first_(h, heap_.top())) {
       heap_.pop();
       heap_.push(h);
     }
+    return true;
   }
   void drain(std::vector<scipis_am_hit>& out) {
     for (; !heap_.empty(); heap_.pop()) out.push_back(heap_.top());
@@ -137,32 +140,87 @@ void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
 // sum of their blocks' bounds. Ranges go best bound first and stop once
 // the k-th score so far beats the next bound, so blocks that cannot reach
 // the top k are never decoded, nor their rows' lengths read.
-void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,
-                     bool has_after, double after_score, uint64_t after_tid) {
-  prepare(view, rd);
-  hits.clear();
-  if (k == 0) return;
-  auto better = [](const scipis_am_hit& a, const scipis_am_hit& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return a.tid < b.tid;
-  };
-  BestAfter best(better, k, has_after, scipis_am_hit{after_tid, after_score, 0});
-  const size_t nt = terms_.size();
-  std::vector<Scorer> sc(nt);
-  for (size_t t = 0; t < nt; t++) sc[t] = Scorer{ranking_, idf_[t], static_cast<double>(terms_[t].qf), avgdl_};
+//
+// The next round of a scan resumes: while the view is the one the last
+// round read, its ranges already scored are not scored again (their rows
+// wait in the pool) and the others are taken up where they were left, so
+// that an ORDER BY whose filter rejects most rows costs about one pass
+// over what it needs, not a pass per round.
+struct AmQuery::Range {
+  uint64_t lo, hi;
+  double bound;
+  size_t act, nact;  // into acts
+  // Into acts too: rows holding one of these terms were scored already
+  // (what MaxScore left of a range: its rows of non-essential terms only).
+  size_t excl = 0, nexcl = 0;
+};
 
-  struct Range {
-    uint64_t lo, hi;
-    double bound;
-    size_t act, nact;  // into acts
-  };
-  const bool exact = exact_bounds(ranking_);
+struct AmQuery::Act {
+  uint32_t t, b;
+  double bound;
+};
+
+struct AmQuery::SourceState {
+  std::unique_ptr<Source> src;
+  std::vector<TermBlocks> tb;
+  std::vector<Act> acts;
+  std::vector<Range> ranges;  // a heap of the first `left` of them
+  size_t left = 0;
+  bool tids_ascend = false;
+  // Node map: the pointers into it stay valid as blocks are added.
+  absl::node_hash_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> decoded;
+};
+
+struct AmQuery::RankedState {
+  uint64_t view_sig = 0;
+  bool has_cursor = false;  // the last round's cursor: rounds only move on
+  scipis_am_hit cursor{};
+  std::vector<SourceState> srcs;
+  std::vector<scipis_am_hit> pool;  // every row scored so far, after the last cursor
+};
+
+AmQuery::~AmQuery() = default;
+
+namespace {
+
+bool later_range(const AmQuery::Range& a, const AmQuery::Range& b) {
+  if (a.bound != b.bound) return a.bound < b.bound;
+  return a.lo > b.lo;
+}
+
+bool better_hit(const scipis_am_hit& a, const scipis_am_hit& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.tid < b.tid;
+}
+
+// The segments and pending entries of a view, as a hash: a round resumes
+// only when the view is the same.
+uint64_t view_signature(const scipis_am_view& view) {
+  uint64_t h = absl::HashOf(view.nsegs, view.npending);
+  for (int i = 0; i < view.nsegs; i++) {
+    const scipis_am_segment& g = view.segs[i];
+    h = absl::HashOf(h, g.id, g.start, g.npages, g.bytes);
+  }
+  for (uint64_t i = 0; i < view.npending; i++)
+    h = absl::HashOf(h, std::string_view(reinterpret_cast<const char*>(view.pending[i]), view.pending_len[i]));
+  return h;
+}
+
+}  // namespace
+
+void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd) {
+  auto st = std::make_unique<RankedState>();
+  st->view_sig = view_signature(view);
+  const size_t nt = terms_.size();
   for (auto& src : open_view(view, rd)) {
-    Source& s = *src;
-    std::vector<TermBlocks> tb(nt);
+    SourceState ss;
+    ss.src = std::move(src);
+    Source& s = *ss.src;
+    ss.tb.resize(nt);
     size_t present = 0;
-    for (size_t t = 0; t < nt; t++) present += s.find_blocks(terms_[t].term, tb[t]) ? 1 : 0;
+    for (size_t t = 0; t < nt; t++) present += s.find_blocks(terms_[t].term, ss.tb[t]) ? 1 : 0;
     if (present == 0 || (match_ == SCIPIS_MATCH_ALL && present < nt)) continue;
+    const auto& tb = ss.tb;
     // Every block's first ordinal and one past its last, merged in order.
     std::vector<uint64_t> pts, term_pts;
     for (size_t t = 0; t < nt; t++) {
@@ -176,135 +234,192 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
       std::inplace_merge(pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(mid), pts.end());
     }
     pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
-    std::vector<Range> ranges;
-    struct Act {
-      uint32_t t, b;
-      double bound;
-    };
-    std::vector<Act> acts;
     std::vector<size_t> cur(nt, 0);
     for (size_t i = 0; i + 1 < pts.size(); i++) {
       const uint64_t lo = pts[i], hi = pts[i + 1] - 1;
-      Range r{lo, hi, 0, acts.size(), 0};
+      Range r{lo, hi, 0, ss.acts.size(), 0};
       for (size_t t = 0; t < nt; t++) {
         if (tb[t].df == 0) continue;
         while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
         if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
         const BlockInfo* info = tb[t].info(cur[t]);
-        const double bound = info ? sc[t].bound(*info) : kInfScore;
+        const double bound = info ? scorers_[t].bound(*info) : kInfScore;
         r.bound += bound;
-        acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t]), bound});
+        ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t]), bound});
         r.nact++;
       }
       if (r.nact == 0 || (match_ == SCIPIS_MATCH_ALL && r.nact < nt)) {
-        acts.resize(r.act);
+        ss.acts.resize(r.act);
         continue;
       }
-      ranges.push_back(r);
+      ss.ranges.push_back(r);
     }
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
-    auto later = [](const Range& a, const Range& b) {
-      if (a.bound != b.bound) return a.bound < b.bound;
-      return a.lo > b.lo;
+    std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
+    ss.left = ss.ranges.size();
+    ss.tids_ascend = s.tids_ascend();
+    st->srcs.push_back(std::move(ss));
+  }
+  ranked_ = std::move(st);
+}
+
+template <typename Best>
+void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hit>& pool) {
+  const size_t nt = terms_.size();
+  const bool exact = exact_bounds(ranking_);
+  Source& s = *ss.src;
+  using Next = std::pair<uint32_t, size_t>;  // (ordinal, active index)
+  while (ss.left > 0) {
+    const Range& top = ss.ranges.front();
+    if (const scipis_am_hit* kth = best.kth()) {
+      if (top.bound * kBoundMargin < kth->score) break;
+      // An exact bound no higher than the k-th score: a row of this range
+      // could only tie it, and wins a tie only with a smaller identifier.
+      // Ranges of that bound come by ordinal; with identifiers ascending
+      // by ordinal, no later one can either.
+      if (exact && ss.tids_ascend && top.bound <= kth->score &&
+          s.doc(static_cast<uint32_t>(top.lo)).tid > kth->tid)
+        break;
+    }
+    std::pop_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
+    const Range r = ss.ranges[--ss.left];
+    // The range's postings per active (then excluded) term, decoded once
+    // per block.
+    const size_t nall = r.nact + r.nexcl;
+    std::vector<const std::vector<uint32_t>*> ords(nall), tfs(nall);
+    std::vector<size_t> pos(nall), end_at(nall);
+    for (size_t a = 0; a < nall; a++) {
+      const Act& act = a < r.nact ? ss.acts[r.act + a] : ss.acts[r.excl + a - r.nact];
+      const uint64_t key = (static_cast<uint64_t>(act.t) << 32) | act.b;
+      auto it = ss.decoded.find(key);
+      if (it == ss.decoded.end()) {
+        it = ss.decoded.try_emplace(key).first;
+        ss.tb[act.t].decode(act.b, it->second.first, it->second.second);
+      }
+      const auto& o = it->second.first;
+      ords[a] = &o;
+      tfs[a] = &it->second.second;
+      pos[a] = static_cast<size_t>(std::lower_bound(o.begin(), o.end(), static_cast<uint32_t>(r.lo)) - o.begin());
+      end_at[a] = static_cast<size_t>(std::upper_bound(o.begin(), o.end(), static_cast<uint32_t>(r.hi)) - o.begin());
+    }
+    // Moves cursor a to ord (rows come in ascending order); true if a holds it.
+    auto holds = [&](size_t a, uint32_t ord) {
+      const auto& o = *ords[a];
+      pos[a] = static_cast<size_t>(std::lower_bound(o.begin() + static_cast<std::ptrdiff_t>(pos[a]),
+                                                    o.begin() + static_cast<std::ptrdiff_t>(end_at[a]), ord) -
+                                   o.begin());
+      return pos[a] < end_at[a] && o[pos[a]] == ord;
     };
-    std::make_heap(ranges.begin(), ranges.end(), later);
-    const bool tids_ascend = s.tids_ascend();
-    // Node map: the pointers into it stay valid as blocks are added.
-    absl::node_hash_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> decoded;
-    using Next = std::pair<uint32_t, size_t>;  // (ordinal, active index)
-    for (auto end = ranges.end(); end != ranges.begin(); --end) {
-      std::pop_heap(ranges.begin(), end, later);
-      const Range& r = *(end - 1);
-      if (const scipis_am_hit* kth = best.kth()) {
-        if (r.bound * kBoundMargin < kth->score) break;
-        // An exact bound no higher than the k-th score: a row of this range
-        // could only tie it, and wins a tie only with a smaller identifier.
-        // Ranges of that bound come by ordinal; with identifiers ascending
-        // by ordinal, no later one can either.
-        if (exact && tids_ascend && r.bound <= kth->score && s.doc(static_cast<uint32_t>(r.lo)).tid > kth->tid)
-          break;
-      }
-      // The range's postings per active term, decoded once per block.
-      std::vector<const std::vector<uint32_t>*> ords(r.nact), tfs(r.nact);
-      std::vector<size_t> pos(r.nact), end_at(r.nact);
-      for (size_t a = 0; a < r.nact; a++) {
-        const Act& act = acts[r.act + a];
-        const uint64_t key = (static_cast<uint64_t>(act.t) << 32) | act.b;
-        auto it = decoded.find(key);
-        if (it == decoded.end()) {
-          it = decoded.try_emplace(key).first;
-          tb[act.t].decode(act.b, it->second.first, it->second.second);
-        }
-        const auto& o = it->second.first;
-        ords[a] = &o;
-        tfs[a] = &it->second.second;
-        pos[a] = static_cast<size_t>(std::lower_bound(o.begin(), o.end(), static_cast<uint32_t>(r.lo)) - o.begin());
-        end_at[a] = static_cast<size_t>(std::upper_bound(o.begin(), o.end(), static_cast<uint32_t>(r.hi)) - o.begin());
-      }
-      // MaxScore within the range: rows are drawn from the essential terms'
-      // postings only; the others are looked up for each such row. Under
-      // `all` one term (the fewest postings) draws, as every row needs all.
-      // Under `any` the terms of the smallest bounds are non-essential when
-      // those bounds, summed in query order as a score is, stay below the
-      // k-th score: a row holding only them cannot enter.
-      std::vector<char> essential(r.nact, 1);
-      if (match_ == SCIPIS_MATCH_ALL) {
-        size_t driver = 0;
-        for (size_t a = 1; a < r.nact; a++)
-          if (end_at[a] - pos[a] < end_at[driver] - pos[driver]) driver = a;
-        for (size_t a = 0; a < r.nact; a++) essential[a] = a == driver;
-      } else if (const scipis_am_hit* kth = best.kth(); kth && r.nact > 1) {
-        std::vector<size_t> by_bound(r.nact);
-        for (size_t a = 0; a < r.nact; a++) by_bound[a] = a;
-        std::stable_sort(by_bound.begin(), by_bound.end(),
-                         [&](size_t x, size_t y) { return acts[r.act + x].bound < acts[r.act + y].bound; });
-        std::vector<char> trial(r.nact, 1);
-        for (size_t m = 0; m + 1 < r.nact; m++) {
-          trial[by_bound[m]] = 0;
-          double sum = 0;
-          for (size_t a = 0; a < r.nact; a++)
-            if (!trial[a]) sum += acts[r.act + a].bound;
-          if (!(exact ? sum < kth->score : sum * kBoundMargin < kth->score)) break;
-          essential = trial;
-        }
-      }
-      std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
-      for (size_t a = 0; a < r.nact; a++)
-        if (essential[a] && pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
-      std::vector<uint32_t> tf(r.nact);
-      while (!next.empty()) {
-        const uint32_t ord = next.top().first;
-        std::fill(tf.begin(), tf.end(), 0);
-        while (!next.empty() && next.top().first == ord) {
-          const size_t a = next.top().second;
-          next.pop();
-          tf[a] = (*tfs[a])[pos[a]];
-          if (++pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
-        }
-        size_t matched = 0;
-        for (size_t a = 0; a < r.nact; a++) {
-          if (!essential[a]) {
-            // Rows come in ascending order: the cursor only moves forward.
-            const auto& o = *ords[a];
-            pos[a] = static_cast<size_t>(std::lower_bound(o.begin() + static_cast<std::ptrdiff_t>(pos[a]),
-                                                          o.begin() + static_cast<std::ptrdiff_t>(end_at[a]), ord) -
-                                         o.begin());
-            if (pos[a] < end_at[a] && o[pos[a]] == ord) tf[a] = (*tfs[a])[pos[a]];
-          }
-          matched += tf[a] > 0;
-        }
-        if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
-        const DocEntry d = s.doc(ord);
-        if (d.len == kLenNull || d.len == 0) fail_corrupt("index", "a row without tokens holds a term");
-        // Actives are in term order, so a row's score sums in query order.
-        double score = 0;
+    // MaxScore within the range: rows are drawn from the essential terms'
+    // postings only; the others are looked up for each such row. Under
+    // `all` one term (the fewest postings) draws, as every row needs all.
+    // Under `any` the terms of the smallest bounds are non-essential when
+    // those bounds, summed in query order as a score is, stay below the
+    // k-th score: a row holding only them cannot enter.
+    std::vector<char> essential(r.nact, 1);
+    if (match_ == SCIPIS_MATCH_ALL) {
+      size_t driver = 0;
+      for (size_t a = 1; a < r.nact; a++)
+        if (end_at[a] - pos[a] < end_at[driver] - pos[driver]) driver = a;
+      for (size_t a = 0; a < r.nact; a++) essential[a] = a == driver;
+    } else if (const scipis_am_hit* kth = best.kth(); kth && r.nact > 1) {
+      std::vector<size_t> by_bound(r.nact);
+      for (size_t a = 0; a < r.nact; a++) by_bound[a] = a;
+      std::stable_sort(by_bound.begin(), by_bound.end(),
+                       [&](size_t x, size_t y) { return ss.acts[r.act + x].bound < ss.acts[r.act + y].bound; });
+      std::vector<char> trial(r.nact, 1);
+      double rest_bound = 0;
+      for (size_t m = 0; m + 1 < r.nact; m++) {
+        trial[by_bound[m]] = 0;
+        double sum = 0;
         for (size_t a = 0; a < r.nact; a++)
-          if (tf[a]) score += sc[acts[r.act + a].t](tf[a], d.len);
-        best.offer(scipis_am_hit{d.tid, score, 0});
+          if (!trial[a]) sum += ss.acts[r.act + a].bound;
+        if (!(exact ? sum < kth->score : sum * kBoundMargin < kth->score)) break;
+        essential = trial;
+        rest_bound = sum;
+      }
+      if (std::count(essential.begin(), essential.end(), 0) > 0) {
+        // A later round may want the rows skipped here: what is left of the
+        // range goes back, bounded by the non-essential terms alone.
+        Range rest{r.lo, r.hi, rest_bound, ss.acts.size(), 0, 0, 0};
+        for (size_t a = 0; a < r.nact; a++)
+          if (!essential[a]) {
+            ss.acts.push_back(ss.acts[r.act + a]);
+            rest.nact++;
+          }
+        rest.excl = ss.acts.size();
+        for (size_t a = 0; a < r.nexcl; a++) ss.acts.push_back(ss.acts[r.excl + a]);
+        for (size_t a = 0; a < r.nact; a++)
+          if (essential[a]) ss.acts.push_back(ss.acts[r.act + a]);
+        rest.nexcl = ss.acts.size() - rest.excl;
+        ss.ranges[ss.left++] = rest;
+        std::push_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
       }
     }
+    std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
+    for (size_t a = 0; a < r.nact; a++)
+      if (essential[a] && pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
+    std::vector<uint32_t> tf(r.nact);
+    while (!next.empty()) {
+      const uint32_t ord = next.top().first;
+      std::fill(tf.begin(), tf.end(), 0);
+      while (!next.empty() && next.top().first == ord) {
+        const size_t a = next.top().second;
+        next.pop();
+        tf[a] = (*tfs[a])[pos[a]];
+        if (++pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
+      }
+      bool scored_before = false;
+      for (size_t a = r.nact; a < nall && !scored_before; a++) scored_before = holds(a, ord);
+      if (scored_before) continue;
+      size_t matched = 0;
+      for (size_t a = 0; a < r.nact; a++) {
+        if (!essential[a] && holds(a, ord)) tf[a] = (*tfs[a])[pos[a]];
+        matched += tf[a] > 0;
+      }
+      if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
+      const DocEntry d = s.doc(ord);
+      if (d.len == kLenNull || d.len == 0) fail_corrupt("index", "a row without tokens holds a term");
+      // Actives are in term order, so a row's score sums in query order.
+      double score = 0;
+      for (size_t a = 0; a < r.nact; a++)
+        if (tf[a]) score += scorers_[ss.acts[r.act + a].t](tf[a], d.len);
+      const scipis_am_hit h{d.tid, score, 0};
+      if (best.offer(h)) pool.push_back(h);
+    }
   }
+}
+
+void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,
+                     bool has_after, double after_score, uint64_t after_tid) {
+  prepare(view, rd);
+  hits.clear();
+  if (k == 0) return;
+  if (scorers_.empty())
+    for (size_t t = 0; t < terms_.size(); t++)
+      scorers_.push_back(Scorer{ranking_, idf_[t], static_cast<double>(terms_[t].qf), avgdl_});
+  const scipis_am_hit cursor{after_tid, after_score, 0};
+  const bool moved_on = ranked_ && (!ranked_->has_cursor || (has_after && !better_hit(cursor, ranked_->cursor)));
+  if (!moved_on || ranked_->view_sig != view_signature(view)) {
+    ranked_.reset();
+    open_ranked(view, rd);
+  } else {
+    for (SourceState& ss : ranked_->srcs) ss.src->rebind(rd);
+  }
+  ranked_->has_cursor = has_after;
+  ranked_->cursor = cursor;
+  BestAfter best(better_hit, k, has_after, cursor);
+  // Rows the last rounds scored: those not yet returned compete again.
+  std::vector<scipis_am_hit>& pool = ranked_->pool;
+  size_t kept = 0;
+  for (const scipis_am_hit& h : pool)
+    if (!has_after || better_hit(cursor, h)) {
+      pool[kept++] = h;
+      best.offer(h);
+    }
+  pool.resize(kept);
+  for (SourceState& ss : ranked_->srcs) score_ranges(ss, best, pool);
   best.drain(hits);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "am/am_source.h"
+#include "query/score.h"
 #include "query/search.h"
 #include "scipis_engine.h"
 
@@ -20,6 +21,7 @@ class AmQuery {
  public:
   AmQuery(const unsigned char delimiter[256], std::string_view query, scipis_ranking ranking,
           scipis_match match);
+  ~AmQuery();
   void prepare(const scipis_am_view& view, const scipis_am_reader& rd);
   void adopt(const AmQuery& from);
   void ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
@@ -31,6 +33,9 @@ class AmQuery {
 
   std::vector<scipis_am_hit> hits;
   std::vector<uint64_t> tids;
+
+  struct Range;
+  struct Act;
 
  private:
   // Calls f(ord, matched, score) for every row of src holding a query term.
@@ -45,6 +50,14 @@ class AmQuery {
   double avgdl_ = 0;
   std::vector<double> idf_;
   std::string scratch_;
+  // A ranked scan's state between rounds (am_query.cpp).
+  struct SourceState;
+  struct RankedState;
+  void open_ranked(const scipis_am_view& view, const scipis_am_reader& rd);
+  template <typename Best>
+  void score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hit>& pool);
+  std::vector<Scorer> scorers_;
+  std::unique_ptr<RankedState> ranked_;
 };
 
 }  // namespace scipis::am

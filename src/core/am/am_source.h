@@ -14,6 +14,7 @@
 #include "am/am_format.h"
 #include "index/postings_codec.h"
 #include "index/tokenizer.h"
+#include "scipis_engine.h"
 
 namespace scipis::am {
 
@@ -61,6 +62,8 @@ class Source {
   virtual bool next_term(std::string& term, TermPostings& out) = 0;
   // Whether row identifiers are known to ascend with ordinals.
   virtual bool tids_ascend() const { return false; }
+  // Reads go through rd from now on (a later round of the same view).
+  virtual void rebind(const scipis_am_reader&) {}
 };
 
 // Rows indexed in memory: the pending entries of a view, or what one

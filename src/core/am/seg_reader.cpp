@@ -27,12 +27,20 @@ void PagedSegment::read(uint64_t off, size_t n, char* dst) {
     if (page != last_page_) {
       auto it = pages_.find(page);
       if (it == pages_.end()) {
-        auto buf = std::make_unique<unsigned char[]>(rd_.payload);
-        scipis_error err{};
-        if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
+        PageKey key{{rd_.cache_rel[0], rd_.cache_rel[1], rd_.cache_rel[2]},
+                    seg_.id, seg_.start, seg_.npages, seg_.bytes, page};
+        const bool cache = cacheable(rd_);
+        PageBytes bytes = cache ? PageCache::instance().get(key) : nullptr;
+        if (!bytes) {
+          std::shared_ptr<unsigned char[]> buf = std::make_shared_for_overwrite<unsigned char[]>(rd_.payload);
+          scipis_error err{};
+          if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
+          bytes = std::move(buf);
+          if (cache) PageCache::instance().put(key, bytes, rd_.payload);
+        }
         // A long scan keeps a bounded number of pages.
         if (pages_.size() >= 1024) pages_.clear();
-        it = pages_.emplace(page, std::move(buf)).first;
+        it = pages_.emplace(page, std::move(bytes)).first;
       }
       last_page_ = page;
       last_ = it->second.get();
@@ -64,15 +72,16 @@ PagedSegment::IndexEntry PagedSegment::index_entry(uint64_t g) {
   return e;
 }
 
-void PagedSegment::load_group(uint64_t g, std::vector<DictTerm>& out) {
+template <typename F>
+void PagedSegment::each_in_group(uint64_t g, F&& f) {
   const IndexEntry e = index_entry(g);
-  std::string dict(e.dict_bytes, '\0');
-  read(e.off, e.dict_bytes, dict.data());
-  Cursor c(dict.data(), dict.size());
+  group_bytes_.resize(e.dict_bytes);
+  read(e.off, e.dict_bytes, group_bytes_.data());
+  Cursor c(group_bytes_.data(), group_bytes_.size());
   const uint64_t n = c.varint();
   if (!c.ok() || n == 0 || n > kGroupTerms) fail_corrupt(what_, "bad dictionary group");
-  out.clear();
-  std::string prev;
+  char prev[kMaxToken];
+  size_t prev_len = 0;
   uint64_t region = e.off + e.dict_bytes;
   const uint64_t end = e.off + e.bytes;
   for (uint64_t i = 0; i < n; i++) {
@@ -81,13 +90,15 @@ void PagedSegment::load_group(uint64_t g, std::vector<DictTerm>& out) {
     const size_t shared = static_cast<unsigned char>(hdr[0]);
     const size_t suffix = static_cast<unsigned char>(hdr[1]);
     std::string_view s = c.bytes(suffix);
-    DictTerm t{};
-    if (!c.ok() || shared > prev.size() || (i == 0 && shared) || shared + suffix == 0 ||
+    if (!c.ok() || shared > prev_len || (i == 0 && shared) || shared + suffix == 0 ||
         shared + suffix > kMaxToken)
       fail_corrupt(what_, "bad dictionary entry");
-    t.term = prev.substr(0, shared);
-    t.term.append(s);
-    if (i > 0 && t.term <= prev) fail_corrupt(what_, "dictionary out of order");
+    // Ascending: the new term differs from the last one past what they share.
+    if (i > 0 && std::string_view(prev + shared, prev_len - shared) >= s)
+      fail_corrupt(what_, "dictionary out of order");
+    std::memcpy(prev + shared, s.data(), suffix);
+    prev_len = shared + suffix;
+    DictTerm t{};
     t.df = c.varint();
     if (t.df == 1) {
       const uint64_t ord = c.varint(), tf = c.varint();
@@ -102,10 +113,18 @@ void PagedSegment::load_group(uint64_t g, std::vector<DictTerm>& out) {
       region += t.region_bytes;
     }
     if (!c.ok()) fail_corrupt(what_, "bad dictionary entry");
-    prev = t.term;
-    out.push_back(std::move(t));
+    if (!f(std::string_view(prev, prev_len), t)) return;
   }
   if (c.left() != 0 || region != end) fail_corrupt(what_, "dictionary group length mismatch");
+}
+
+void PagedSegment::load_group(uint64_t g, std::vector<DictTerm>& out) {
+  out.clear();
+  each_in_group(g, [&](std::string_view term, DictTerm& t) {
+    t.term.assign(term);
+    out.push_back(std::move(t));
+    return true;
+  });
 }
 
 void PagedSegment::fill(const DictTerm& t, TermPostings& out) {
@@ -146,17 +165,20 @@ bool PagedSegment::lookup(std::string_view term, DictTerm& out) {
     else
       hi = mid;
   }
-  std::vector<DictTerm> group;
   for (uint64_t g = lo > 0 ? lo - 1 : 0; g < f_.groups; g++) {
     if (g >= lo && index_entry(g).key > key) break;
-    load_group(g, group);
-    for (DictTerm& t : group) {
-      if (t.term == term) {
-        out = std::move(t);
-        return true;
+    int found = -1;  // -1: read on; 0: passed it; 1: found
+    // The whole group is read (and so checked) even past the term.
+    each_in_group(g, [&](std::string_view t, DictTerm& d) {
+      if (found >= 0 || t < term) return true;
+      found = t == term;
+      if (found) {
+        out = std::move(d);
+        out.term.assign(t);
       }
-      if (t.term > term) return false;
-    }
+      return true;
+    });
+    if (found >= 0) return found == 1;
   }
   return false;
 }

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "am/am_source.h"
+#include "am/page_cache.h"
 #include "scipis_engine.h"
 
 namespace scipis::am {
@@ -21,6 +22,7 @@ class PagedSegment : public Source {
   bool next_term(std::string& term, TermPostings& out) override;
   bool find_blocks(std::string_view term, TermBlocks& out) override;
   bool tids_ascend() const override { return (f_.flags & kSegFlagTidsAscend) != 0; }
+  void rebind(const scipis_am_reader& rd) override { rd_ = rd; }
 
  private:
   struct DictTerm {
@@ -38,16 +40,21 @@ class PagedSegment : public Source {
   void read(uint64_t off, size_t n, char* dst);
   IndexEntry index_entry(uint64_t g);
   void load_group(uint64_t g, std::vector<DictTerm>& out);
+  // f(term, entry) for the terms of group g in order while it returns true;
+  // term is valid during the call.
+  template <typename F>
+  void each_in_group(uint64_t g, F&& f);
   void fill(const DictTerm& t, TermPostings& out);
 
   scipis_am_reader rd_;
   scipis_am_segment seg_;
   std::string what_;
   Footer f_;
-  absl::flat_hash_map<uint32_t, std::unique_ptr<unsigned char[]>> pages_;
+  absl::flat_hash_map<uint32_t, PageBytes> pages_;
   uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
   const unsigned char* last_ = nullptr;
   std::vector<DictTerm> group_;  // next_term's current group
+  std::string group_bytes_;
   uint64_t next_group_ = 0;
   size_t next_in_group_ = 0;
 };

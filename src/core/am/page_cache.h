@@ -1,0 +1,63 @@
+// The backend's cache of segment pages already read and checked: a page
+// of a live segment never changes (segments are immutable; a freed page
+// comes back under a new segment id), so a query can take it from here
+// instead of the buffer manager, without copying it or verifying its
+// checksum again. Bounded by scipis.index_cache_size; evicted by CLOCK, a
+// page read once going before pages every query reads (footers, the
+// dictionary index). Only the main thread reads segments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "scipis_engine.h"
+
+namespace scipis::am {
+
+struct PageKey {
+  uint32_t rel[3];  // the index's tablespace, database, file
+  uint32_t seg_id, seg_start, seg_npages;
+  uint64_t seg_bytes;
+  uint32_t page;
+  bool operator==(const PageKey&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const PageKey& k) {
+    return H::combine(std::move(h), k.rel[0], k.rel[1], k.rel[2], k.seg_id, k.seg_start, k.seg_npages,
+                      k.seg_bytes, k.page);
+  }
+};
+
+using PageBytes = std::shared_ptr<const unsigned char[]>;
+
+class PageCache {
+ public:
+  static PageCache& instance();
+  // Drops every page when the bound shrinks.
+  void configure(size_t bytes);
+  PageBytes get(const PageKey& k);
+  void put(const PageKey& k, PageBytes page, size_t page_bytes);
+  size_t pages() const;
+
+ private:
+  struct Slot {
+    PageKey key;
+    PageBytes page;
+    bool ref;
+  };
+  mutable std::mutex mu_;
+  size_t bytes_ = 0, slot_bytes_ = 0;
+  absl::flat_hash_map<PageKey, size_t> where_;
+  std::vector<Slot> slots_;
+  size_t hand_ = 0;
+};
+
+// Whether the reader's pages may be cached (its relation is named).
+inline bool cacheable(const scipis_am_reader& rd) {
+  return rd.cache_rel[0] != 0 || rd.cache_rel[1] != 0 || rd.cache_rel[2] != 0;
+}
+
+}  // namespace scipis::am
