@@ -4,6 +4,7 @@
 #include <functional>
 #include <queue>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/hash/hash.h"
 #include "am/seg_reader.h"
@@ -264,6 +265,17 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
   ranked_ = std::move(st);
 }
 
+const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>& AmQuery::decoded_block(SourceState& ss,
+                                                                                    const Act& act) {
+  const uint64_t key = (static_cast<uint64_t>(act.t) << 32) | act.b;
+  auto it = ss.decoded.find(key);
+  if (it == ss.decoded.end()) {
+    it = ss.decoded.try_emplace(key).first;
+    ss.tb[act.t].decode(act.b, it->second.first, it->second.second);
+  }
+  return it->second;
+}
+
 template <typename Best>
 void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hit>& pool) {
   const size_t nt = terms_.size();
@@ -285,26 +297,23 @@ void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hi
     std::pop_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
     const Range r = ss.ranges[--ss.left];
     // The range's postings per active (then excluded) term, decoded once
-    // per block.
+    // per block and only when needed: most ranges a MaxScore pass walks
+    // hold no row of the term that draws, and decode nothing else.
     const size_t nall = r.nact + r.nexcl;
-    std::vector<const std::vector<uint32_t>*> ords(nall), tfs(nall);
-    std::vector<size_t> pos(nall), end_at(nall);
-    for (size_t a = 0; a < nall; a++) {
-      const Act& act = a < r.nact ? ss.acts[r.act + a] : ss.acts[r.excl + a - r.nact];
-      const uint64_t key = (static_cast<uint64_t>(act.t) << 32) | act.b;
-      auto it = ss.decoded.find(key);
-      if (it == ss.decoded.end()) {
-        it = ss.decoded.try_emplace(key).first;
-        ss.tb[act.t].decode(act.b, it->second.first, it->second.second);
-      }
-      const auto& o = it->second.first;
+    absl::InlinedVector<const std::vector<uint32_t>*, 8> ords(nall, nullptr), tfs(nall, nullptr);
+    absl::InlinedVector<size_t, 8> pos(nall), end_at(nall);
+    auto ensure = [&](size_t a) {
+      if (ords[a]) return;
+      const auto& blk = decoded_block(ss, a < r.nact ? ss.acts[r.act + a] : ss.acts[r.excl + a - r.nact]);
+      const auto& o = blk.first;
       ords[a] = &o;
-      tfs[a] = &it->second.second;
+      tfs[a] = &blk.second;
       pos[a] = static_cast<size_t>(std::lower_bound(o.begin(), o.end(), static_cast<uint32_t>(r.lo)) - o.begin());
       end_at[a] = static_cast<size_t>(std::upper_bound(o.begin(), o.end(), static_cast<uint32_t>(r.hi)) - o.begin());
-    }
+    };
     // Moves cursor a to ord (rows come in ascending order); true if a holds it.
     auto holds = [&](size_t a, uint32_t ord) {
+      ensure(a);
       const auto& o = *ords[a];
       pos[a] = static_cast<size_t>(std::lower_bound(o.begin() + static_cast<std::ptrdiff_t>(pos[a]),
                                                     o.begin() + static_cast<std::ptrdiff_t>(end_at[a]), ord) -
@@ -313,22 +322,22 @@ void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hi
     };
     // MaxScore within the range: rows are drawn from the essential terms'
     // postings only; the others are looked up for each such row. Under
-    // `all` one term (the fewest postings) draws, as every row needs all.
-    // Under `any` the terms of the smallest bounds are non-essential when
-    // those bounds, summed in query order as a score is, stay below the
-    // k-th score: a row holding only them cannot enter.
-    std::vector<char> essential(r.nact, 1);
+    // `all` one term (the rarest) draws, as every row needs all. Under
+    // `any` the terms of the smallest bounds are non-essential when those
+    // bounds, summed in query order as a score is, stay below the k-th
+    // score: a row holding only them cannot enter.
+    absl::InlinedVector<char, 8> essential(r.nact, 1);
     if (match_ == SCIPIS_MATCH_ALL) {
       size_t driver = 0;
       for (size_t a = 1; a < r.nact; a++)
-        if (end_at[a] - pos[a] < end_at[driver] - pos[driver]) driver = a;
+        if (ss.tb[ss.acts[r.act + a].t].df < ss.tb[ss.acts[r.act + driver].t].df) driver = a;
       for (size_t a = 0; a < r.nact; a++) essential[a] = a == driver;
     } else if (const scipis_am_hit* kth = best.kth(); kth && r.nact > 1) {
-      std::vector<size_t> by_bound(r.nact);
+      absl::InlinedVector<size_t, 8> by_bound(r.nact);
       for (size_t a = 0; a < r.nact; a++) by_bound[a] = a;
       std::stable_sort(by_bound.begin(), by_bound.end(),
                        [&](size_t x, size_t y) { return ss.acts[r.act + x].bound < ss.acts[r.act + y].bound; });
-      std::vector<char> trial(r.nact, 1);
+      absl::InlinedVector<char, 8> trial(r.nact, 1);
       double rest_bound = 0;
       for (size_t m = 0; m + 1 < r.nact; m++) {
         trial[by_bound[m]] = 0;
@@ -359,8 +368,11 @@ void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hi
     }
     std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
     for (size_t a = 0; a < r.nact; a++)
-      if (essential[a] && pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
-    std::vector<uint32_t> tf(r.nact);
+      if (essential[a]) {
+        ensure(a);
+        if (pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
+      }
+    absl::InlinedVector<uint32_t, 8> tf(r.nact);
     while (!next.empty()) {
       const uint32_t ord = next.top().first;
       std::fill(tf.begin(), tf.end(), 0);

@@ -56,6 +56,9 @@ class AmQuery {
   void open_ranked(const scipis_am_view& view, const scipis_am_reader& rd);
   template <typename Best>
   void score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hit>& pool);
+  // Block act.b of term act.t, decoded once per scan: (ordinals, tfs).
+  static const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>& decoded_block(SourceState& ss,
+                                                                                     const Act& act);
   std::vector<Scorer> scorers_;
   std::unique_ptr<RankedState> ranked_;
 };

@@ -35,6 +35,7 @@ struct TermBlocks {
   // fetch(region_off + offset, bytes), read when the block is decoded.
   std::function<void(uint64_t off, size_t n, char* dst)> fetch;
   uint64_t region_off = 0;
+  mutable std::string payload;  // the block being decoded, when fetched
   std::vector<uint32_t> ords, tfs;  // without a reader
 
   size_t count() const { return reader ? reader->blocks().size() : 1; }

@@ -211,7 +211,7 @@ void TermBlocks::decode(size_t b, std::vector<uint32_t>& o, std::vector<uint32_t
   uint32_t f[kBlockPostings];
   if (fetch) {
     const BlockInfo& k = reader->blocks()[b];
-    std::string payload(k.bytes, '\0');
+    payload.resize(k.bytes);
     fetch(region_off + k.offset, k.bytes, payload.data());
     reader->decode_payload(b, payload.data(), seqs, f);
   } else {
