@@ -213,3 +213,60 @@ TEST(PostingsCodec, BitPackingRoundTripsAtEveryWidth) {
     }
   }
 }
+
+// A large region read in pieces: every prefix too short for the skip list
+// asks for more, every longer one gives the whole region's blocks, each
+// decoding from its own payload; a damaged prefix is still an error.
+TEST(PostingsCodec, PrefixReaderMatchesTheWholeRegion) {
+  std::vector<uint64_t> seqs, lens;
+  std::vector<uint32_t> tfs;
+  for (uint64_t i = 0; i < 5 * kBlockPostings + 17; i++) {
+    seqs.push_back(i * 7 + i % 3);
+    tfs.push_back(1 + static_cast<uint32_t>(i % 9));
+    lens.push_back(20 + i % 50);
+  }
+  const std::string region = encode(seqs, tfs, lens, 0);
+  const uint64_t limit = seqs.back() + 1;
+  scipis::RegionReader whole("test", region, seqs.size(), 0, limit);
+  size_t first_ok = region.size();
+  for (size_t n = 0; n <= region.size(); n++) {
+    auto r = scipis::RegionReader::from_prefix("test", std::string_view(region.data(), n), region.size(),
+                                               seqs.size(), 0, limit);
+    if (!r) {
+      EXPECT_LT(n, first_ok) << "a longer prefix than one that sufficed asks for more";
+      continue;
+    }
+    first_ok = std::min(first_ok, n);
+    ASSERT_EQ(r->blocks().size(), whole.blocks().size());
+    for (size_t b = 0; b < whole.blocks().size(); b++) {
+      const auto& k = r->blocks()[b];
+      EXPECT_EQ(k.offset, whole.blocks()[b].offset);
+      EXPECT_EQ(k.last_seq, whole.blocks()[b].last_seq);
+      uint64_t s1[kBlockPostings], s2[kBlockPostings];
+      uint32_t t1[kBlockPostings], t2[kBlockPostings];
+      whole.decode(b, s1, t1);
+      r->decode_payload(b, region.data() + k.offset, s2, t2);
+      for (uint32_t i = 0; i < k.count; i++) {
+        ASSERT_EQ(s1[i], s2[i]);
+        ASSERT_EQ(t1[i], t2[i]);
+      }
+    }
+  }
+  // The skip list takes a few bytes a block, far less than the payloads.
+  EXPECT_LT(first_ok, region.size() / 4);
+  std::string bad = region;
+  bad[first_ok / 2] = static_cast<char>(bad[first_ok / 2] ^ 0x21);
+  // Damage may look like a longer skip list (more is asked for) but is
+  // an error once the prefix reaches it all.
+  bool thrown = false;
+  for (size_t n = first_ok; n <= bad.size() && !thrown; n++) {
+    try {
+      EXPECT_EQ(scipis::RegionReader::from_prefix("test", std::string_view(bad.data(), n), bad.size(),
+                                                  seqs.size(), 0, limit),
+                nullptr);
+    } catch (const std::exception&) {
+      thrown = true;
+    }
+  }
+  EXPECT_TRUE(thrown);
+}
