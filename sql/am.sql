@@ -70,6 +70,13 @@ SELECT id, round((-(body <@> scipis_query('error disk', 'bm25')))::numeric, 6) A
   FROM am_docs ORDER BY body <@> scipis_query('error disk', 'bm25') LIMIT 3;
 -- A filter that rejects most rows still gets k rows in score order.
 SELECT id FROM am_docs WHERE kind = 'note' ORDER BY body <@> 'error disk' LIMIT 2;
+-- The backend's page cache changes no answer: off, then back on.
+SHOW scipis.index_cache_size;
+SET scipis.index_cache_size = 0;
+SELECT id, body <@> 'error disk' AS d FROM am_docs ORDER BY body <@> 'error disk', id LIMIT 4;
+RESET scipis.index_cache_size;
+SELECT id, body <@> 'error disk' AS d FROM am_docs ORDER BY body <@> 'error disk', id LIMIT 4;
+SET scipis.index_cache_size = -1;
 
 -- Without index scans, the operators give the same rows and scores when the
 -- query names the index.
