@@ -38,8 +38,10 @@ void PagedSegment::read(uint64_t off, size_t n, char* dst) {
           bytes = std::move(buf);
           if (cache) PageCache::instance().put(key, bytes, rd_.payload);
         }
-        // A long scan keeps a bounded number of pages.
-        if (pages_.size() >= 1024) pages_.clear();
+        // A scan keeps a few pages of each segment at hand (1 MiB at 8 KiB
+        // pages; its state lives across rounds): the backend's page cache
+        // holds the rest.
+        if (pages_.size() >= kLocalPages) pages_.clear();
         it = pages_.emplace(page, std::move(bytes)).first;
       }
       last_page_ = page;

@@ -15,6 +15,7 @@ namespace scipis::am {
 
 class PagedSegment : public Source {
  public:
+  static constexpr size_t kLocalPages = 128;
   PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& seg);
   const Footer& stats() override { return f_; }
   DocEntry doc(uint32_t ord) override;
