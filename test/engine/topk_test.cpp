@@ -92,6 +92,25 @@ std::string long_lists_tree(std::mt19937_64& rng, int files, int rare) {
   return root;
 }
 
+// The long-lists tree, built by two indexers with a term table of
+// table_bytes; false, with the failure reported, when the build fails.
+bool build_long_lists(std::mt19937_64& rng, int files, int rare, uint64_t table_bytes, std::string& root,
+                      std::string& dir, scipis_build_stats& st) {
+  root = long_lists_tree(rng, files, rare);
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 2;
+  o.tfidf_index_size = table_bytes;
+  dir = testutil::scratch_dir();
+  scipis_error err;
+  if (testutil::build(dir, root, o, &st, &err) != 0) {
+    ADD_FAILURE() << err.message;
+    return false;
+  }
+  EXPECT_EQ(st.files, static_cast<uint64_t>(files));
+  return st.files == static_cast<uint64_t>(files);
+}
+
 void print_stats(const scipis::TopkStats& stats) {
   std::printf("windows %llu, skipped %llu, blocks decoded %llu\n",
               static_cast<unsigned long long>(stats.windows), static_cast<unsigned long long>(stats.skipped),
@@ -130,16 +149,9 @@ TEST(TopK, SkippingNeverChangesAnAnswer) {
 TEST(TopK, SkippingNeverChangesAnAnswerOnLongPostingLists) {
   std::mt19937_64 rng(20261123);
   const int files = 30000;
-  const std::string root = long_lists_tree(rng, files, 48);
-  scipis_options o;
-  scipis_options_init(&o);
-  o.indexer_threads = 2;
-  o.tfidf_index_size = 256 << 10;
-  const std::string dir = testutil::scratch_dir();
+  std::string root, dir;
   scipis_build_stats st;
-  scipis_error err;
-  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
-  ASSERT_EQ(st.files, static_cast<uint64_t>(files));
+  ASSERT_TRUE(build_long_lists(rng, files, 48, 256 << 10, root, dir, st));
   // Six segments here; more than two means an indexer flushed again.
   ASSERT_GT(st.segments, 2u) << "several flushes";
   scipis::Collection c(dir);
@@ -158,16 +170,9 @@ TEST(TopK, SkippingNeverChangesAnAnswerOnAMillionPostings) {
   if (!std::getenv("SCIPIS_LONG_TESTS")) GTEST_SKIP() << "set SCIPIS_LONG_TESTS=1 (scripts/long-tests.sh)";
   std::mt19937_64 rng(20261124);
   const int files = 1000000;
-  const std::string root = long_lists_tree(rng, files, 198);
-  scipis_options o;
-  scipis_options_init(&o);
-  o.indexer_threads = 2;
-  o.tfidf_index_size = 16 << 20;
-  const std::string dir = testutil::scratch_dir();
+  std::string root, dir;
   scipis_build_stats st;
-  scipis_error err;
-  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
-  ASSERT_EQ(st.files, static_cast<uint64_t>(files));
+  ASSERT_TRUE(build_long_lists(rng, files, 198, 16 << 20, root, dir, st));
   scipis::Collection c(dir);
   uint64_t longest = 0;
   for (uint32_t i = 0; i < c.manifest().indexers; i++) longest += c.indexer(i).docs();
