@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "scipis_engine.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
 
 namespace {
 
@@ -425,6 +427,155 @@ TEST(AmSegment, RestListsEveryNonMatchingRowNullsLast) {
   EXPECT_EQ(rest.size() + want.size(), rows.size());
   for (size_t i = 1; i < rest.size(); i++) EXPECT_LE(rest[i - 1].is_null, rest[i].is_null);
   for (auto& h : rest) EXPECT_FALSE(want.count(h.tid));
+}
+
+// A format 3 segment rewritten in format 2's layout (rows as 10-byte
+// records of identifier and u32 length), as an index built before format 3
+// holds it: the same bytes otherwise, offsets moved by the difference.
+std::string as_format2(const std::string& v3) {
+  const auto* f = reinterpret_cast<const unsigned char*>(v3.data() + v3.size() - 64);
+  const uint64_t ndocs = scipis::get_u64(f + 8), index_off = scipis::get_u64(f + 40),
+                 groups = scipis::get_u64(f + 48);
+  const uint32_t flags = scipis::get_u32(f + 56), w = 1u << ((flags >> 8) & 3);
+  // The rows end where the first dictionary group starts.
+  const uint64_t docs3 = scipis::get_u64(reinterpret_cast<const unsigned char*>(v3.data() + index_off + 8));
+  const uint64_t docs2 = ndocs * 10, delta = docs2 - docs3;
+  Pages pages;
+  scipis_am_segment seg = pages.add(v3);
+  auto rd = pages.reader();
+  uint64_t* tids;
+  size_t n;
+  scipis_error err;
+  EXPECT_EQ(scipis_am_segment_tids(&rd, &seg, &tids, &n, &err), 0) << err.message;
+  EXPECT_EQ(n, ndocs);
+  std::string out;
+  for (uint64_t i = 0; i < ndocs; i++) {
+    for (int b = 0; b < 6; b++) out.push_back(static_cast<char>(tids[i] >> (8 * b)));
+    uint32_t len = 0;
+    for (uint32_t b = 0; b < w; b++) len |= static_cast<uint32_t>(static_cast<unsigned char>(v3[i * w + b])) << (8 * b);
+    if (w < 4 && len == (1u << (8 * w)) - 1) len = UINT32_MAX;
+    scipis::put_u32(out, len);
+  }
+  free(tids);
+  out.append(v3, docs3, index_off - docs3);
+  for (uint64_t g = 0; g < groups; g++) {
+    const auto* e = reinterpret_cast<const unsigned char*>(v3.data() + index_off + g * 24);
+    scipis::put_u64(out, scipis::get_u64(e));
+    scipis::put_u64(out, scipis::get_u64(e + 8) + delta);
+    out.append(reinterpret_cast<const char*>(e + 16), 8);
+  }
+  std::string foot(reinterpret_cast<const char*>(f), 40);
+  foot[4] = 2;
+  scipis::put_u64(foot, index_off + delta);
+  scipis::put_u64(foot, groups);
+  scipis::put_u32(foot, flags & 1);
+  scipis::put_u32(foot, scipis::crc32c(foot.data(), foot.size()));
+  foot.resize(64, '\0');
+  return out + foot;
+}
+
+uint32_t len_width(const std::string& seg) {
+  return 1u << ((scipis::get_u32(reinterpret_cast<const unsigned char*>(seg.data() + seg.size() - 8)) >> 8) & 3);
+}
+
+TEST(AmSegment, LengthsOfEveryWidthAndFormat2ReadAlike) {
+  auto rows = random_rows(700, 14);
+  for (auto& r : rows)
+    if (r.tid % 5 == 0) r.text = ", ; --";  // values without a token
+  auto long_row = [&](size_t tokens) {
+    Row r{(static_cast<uint64_t>(rows.size() + 1000) << 16) | 1, "", false};
+    for (size_t i = 0; i < tokens; i++) r.text += "w" + std::to_string(i % 9) + " ";
+    return r;
+  };
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  // Widths 1, 2 and 4: lengths up to 254, 65534 and beyond.
+  for (size_t extra : {size_t{0}, size_t{255}, size_t{70000}}) {
+    std::vector<Row> rs = rows;
+    if (extra) rs.push_back(long_row(extra));
+    auto segs = build(rs, 1, 256 << 20);
+    ASSERT_EQ(segs.size(), 1u);
+    EXPECT_EQ(len_width(segs[0]), extra == 0 ? 1u : extra < 65535 ? 2u : 4u);
+    Index v3, v2;
+    v3.segs.push_back(v3.pages.add(segs[0]));
+    v2.segs.push_back(v2.pages.add(as_format2(segs[0])));
+    expect_matches_oracle(v3, rs, 21);
+    expect_matches_oracle(v2, rs, 21);
+    for (const char* q : {"w1", "w3 w8", "w2 w4000"}) {
+      auto a = ranked_in_rounds(v3, q, false, 7), b = ranked_in_rounds(v2, q, false, 7);
+      ASSERT_EQ(a.size(), b.size()) << q;
+      for (size_t i = 0; i < a.size(); i++) {
+        EXPECT_EQ(a[i].tid, b[i].tid) << q;
+        EXPECT_EQ(a[i].score, b[i].score) << q;
+      }
+    }
+    // NULL values stay NULL at every width (the rest of an ordered scan).
+    for (Index* ix : {&v3, &v2}) {
+      scipis_error err;
+      scipis_am_query* qq = scipis_am_query_new("w1", 2, delim, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+      auto rd = ix->pages.reader();
+      auto v = ix->view();
+      const scipis_am_hit* h;
+      size_t n;
+      ASSERT_EQ(scipis_am_query_rest(qq, &v, &rd, rs.size(), 0, 0, 0, &h, &n, &err), 0) << err.message;
+      size_t nulls = 0, want_nulls = 0;
+      for (size_t i = 0; i < n; i++) nulls += h[i].is_null;
+      for (auto& r : rs) want_nulls += r.null;
+      EXPECT_EQ(nulls, want_nulls);
+      scipis_am_query_free(qq);
+    }
+  }
+  // A width the format does not have is damage, not a guess.
+  auto segs = build(rows, 1, 64 << 20);
+  std::string bad = segs[0];
+  auto* foot = reinterpret_cast<unsigned char*>(bad.data() + bad.size() - 64);
+  foot[57] |= 3;
+  const uint32_t crc = scipis::crc32c(foot, 60);
+  std::memcpy(foot + 60, &crc, 4);
+  Index ix;
+  ix.segs.push_back(ix.pages.add(bad));
+  auto rd = ix.pages.reader();
+  auto v = ix.view();
+  scipis_error err;
+  scipis_am_query* qq = scipis_am_query_new("w1", 2, delim, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+  const scipis_am_hit* h;
+  size_t n;
+  EXPECT_NE(scipis_am_query_ranked(qq, &v, &rd, 10, 0, 0, 0, &h, &n, &err), 0);
+  EXPECT_EQ(err.code, SCIPIS_E_CORRUPT);
+  EXPECT_NE(std::string(err.message).find("flags"), std::string::npos) << err.message;
+  scipis_am_query_free(qq);
+}
+
+// Identifiers in any order and at the ends of their 48 bits (block
+// 2^32 - 1, offset 65535, both 0) come back as they went in.
+TEST(AmSegment, RowIdentifiersRoundTripAtTheirEdges) {
+  std::mt19937_64 rng(15);
+  for (size_t n : {size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{1000}}) {
+    auto rows = random_rows(n, static_cast<uint32_t>(n));
+    for (size_t i = 0; i < n; i++) {
+      const uint64_t block = i % 4 == 0 ? 0xffffffffull - i : i % 4 == 1 ? i : rng() >> 32;
+      const uint64_t off = i % 3 == 0 ? 0xffff : i % 3 == 1 ? 0 : rng() % 300;
+      rows[i].tid = (block << 16) | off;
+    }
+    // Distinct, in no order.
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.tid < b.tid; });
+    rows.erase(std::unique(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.tid == b.tid; }),
+               rows.end());
+    std::shuffle(rows.begin(), rows.end(), rng);
+    auto segs = build(rows, 1, 64 << 20);
+    ASSERT_EQ(segs.size(), 1u);
+    Index ix;
+    ix.segs.push_back(ix.pages.add(segs[0]));
+    auto rd = ix.pages.reader();
+    uint64_t* tids;
+    size_t got;
+    scipis_error err;
+    ASSERT_EQ(scipis_am_segment_tids(&rd, &ix.segs[0], &tids, &got, &err), 0) << err.message;
+    ASSERT_EQ(got, rows.size());
+    for (size_t i = 0; i < got; i++) EXPECT_EQ(tids[i], rows[i].tid) << i;
+    free(tids);
+    expect_matches_oracle(ix, rows, static_cast<uint32_t>(n));
+  }
 }
 
 TEST(AmSegment, DamagedBytesAreErrorsNotCrashes) {

@@ -61,7 +61,7 @@ int scipis_am_segment_tids(const scipis_am_reader* rd, const scipis_am_segment* 
     uint64_t* out = static_cast<uint64_t*>(std::malloc(sizeof(uint64_t) * (count ? count : 1)));
     if (!out) throw std::bad_alloc();
     try {
-      for (uint64_t i = 0; i < count; i++) out[i] = s.doc(static_cast<uint32_t>(i)).tid;
+      for (uint64_t i = 0; i < count; i++) out[i] = s.tid(static_cast<uint32_t>(i));
     } catch (...) {
       std::free(out);
       throw;

@@ -2,7 +2,16 @@
 // side into the payloads of consecutive index pages (each page checked by
 // its own crc there). Layout, all little-endian:
 //
-//   docs     ndocs x (6-byte TID key, u32 length; kLenNull = NULL value)
+//   lens     ndocs lengths in tokens of len_bytes() each (1, 2 or 4: the
+//            narrowest that holds every length; all ones = NULL value)
+//   tids     the rows' 48-bit TID keys (block << 16 | offset) in groups of
+//            kTidGroup rows: first a directory, per group u32 smallest
+//            block, u8 bits of block - smallest, u8 bits of offset, a 6-byte
+//            offset of its bits from the end of the directory; then the
+//            groups' bits, row i at bit i * (both widths), block difference
+//            above offset, least significant bit first, each group starting
+//            on a byte. Version 1 and 2 segments hold ndocs x (6-byte TID
+//            key, u32 length) instead of both.
 //   groups   per kGroupTerms terms in ascending byte order: a dictionary
 //            block (varint count; per term u8 bytes shared with the previous
 //            term, u8 suffix length, suffix, varint df, then varint ordinal
@@ -11,8 +20,9 @@
 //   index    per group: u64 key of its first term, u64 offset, u32 dictionary
 //            block bytes, u32 group bytes
 //   footer   kFooterBytes, at the end: u32 magic, u32 version, u64 ndocs,
-//            counted, tokens, nterms, index_off, groups, u32 flags, u32
-//            crc32c of what precedes it
+//            counted, tokens, nterms, index_off, groups, u32 flags (bit 0
+//            kSegFlagTidsAscend, bits 8-9 log2 of len_bytes), u32 crc32c of
+//            what precedes it
 #pragma once
 
 #include <cstddef>
@@ -23,11 +33,17 @@
 namespace scipis::am {
 
 constexpr uint32_t kSegMagic = 0x53414d53;  // "SMAS"
-// Version 2 adds the footer's flags; version 1 segments are read as
-// having none.
-constexpr uint32_t kSegVersion = 2;
+// Version 2 adds the footer's flags (version 1 segments are read as
+// having none); version 3 keeps lengths apart from identifiers, both
+// packed: a ranked query reads the lengths of many rows and the identifiers
+// of some, at random, and wants them on few pages.
+constexpr uint32_t kSegVersion = 3;
 constexpr uint32_t kSegFlagTidsAscend = 1;  // row identifiers ascend with ordinals
-constexpr size_t kDocBytes = 10;
+constexpr uint32_t kSegLenShift = 8;
+constexpr uint32_t kSegLenMask = 3u << kSegLenShift;
+constexpr size_t kTidGroup = 64;
+constexpr size_t kTidDirEntry = 12;
+constexpr size_t kDocBytesV2 = 10;
 constexpr uint32_t kLenNull = UINT32_MAX;
 constexpr size_t kGroupTerms = 64;
 constexpr size_t kIndexEntry = 24;
@@ -46,8 +62,37 @@ struct Footer {
   uint64_t nterms = 0;
   uint64_t index_off = 0;
   uint64_t groups = 0;
-  uint32_t flags = 0;  // kSegFlag*
+  uint32_t flags = 0;  // kSegFlag*, kSegLenMask
+  uint32_t version = kSegVersion;
+
+  // Bytes of one row's length (version 3).
+  uint32_t len_bytes() const { return 1u << ((flags & kSegLenMask) >> kSegLenShift); }
+  uint64_t tid_groups() const { return (ndocs + kTidGroup - 1) / kTidGroup; }
+  // The rows' bytes before the tid groups' bits (version 3), or all of them.
+  uint64_t docs_fixed_bytes() const {
+    return version < 3 ? ndocs * kDocBytesV2 : ndocs * len_bytes() + tid_groups() * kTidDirEntry;
+  }
 };
+
+// A tid group's directory entry (version 3).
+struct TidGroup {
+  uint32_t base;  // smallest block
+  uint8_t block_bits, off_bits;
+  uint64_t at;  // its bits' offset from the end of the directory
+  uint64_t bytes(uint64_t rows) const { return (rows * (block_bits + off_bits) + 7) / 8; }
+};
+// The rows' identifiers in the version 3 layout: directory, then bits.
+std::string encode_tids(const uint64_t* keys, size_t n);
+TidGroup get_tid_group(const unsigned char* p);
+// The key of a row whose packed bits are v; UINT64_MAX if out of range.
+inline uint64_t tid_of(const TidGroup& g, uint64_t v) {
+  const uint64_t block = g.base + (v >> g.off_bits);
+  if (block > UINT32_MAX) return UINT64_MAX;
+  return (block << 16) | (v & ((1ull << g.off_bits) - 1));
+}
+
+// The narrowest length width that holds len (all ones stays NULL).
+inline uint32_t len_width_log2(uint32_t len) { return len < 0xffu ? 0 : len < 0xffffu ? 1 : 2; }
 
 std::string encode_footer(const Footer& f);
 // Checks magic, version, crc and that the sections fit in `bytes`.
@@ -61,15 +106,19 @@ inline uint64_t term_key(std::string_view t) {
   return k;
 }
 
-inline void put_doc(char* out, const DocEntry& d) {
-  for (int i = 0; i < 6; i++) out[i] = static_cast<char>(d.tid >> (8 * i));
-  for (int i = 0; i < 4; i++) out[6 + i] = static_cast<char>(d.len >> (8 * i));
+inline uint64_t get_tid(const unsigned char* p) {
+  uint64_t t = 0;
+  for (int i = 0; i < 6; i++) t |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return t;
 }
-inline DocEntry get_doc(const unsigned char* p) {
-  DocEntry d{0, 0};
-  for (int i = 0; i < 6; i++) d.tid |= static_cast<uint64_t>(p[i]) << (8 * i);
-  for (int i = 0; i < 4; i++) d.len |= static_cast<uint32_t>(p[6 + i]) << (8 * i);
-  return d;
+// A length of w bytes; all ones is kLenNull.
+inline void put_len(char* out, uint32_t len, uint32_t w) {
+  for (uint32_t i = 0; i < w; i++) out[i] = static_cast<char>(len >> (8 * i));
+}
+inline uint32_t get_len(const unsigned char* p, uint32_t w) {
+  uint32_t l = 0;
+  for (uint32_t i = 0; i < w; i++) l |= static_cast<uint32_t>(p[i]) << (8 * i);
+  return w < 4 && l == (1u << (8 * w)) - 1 ? kLenNull : l;
 }
 
 }  // namespace scipis::am

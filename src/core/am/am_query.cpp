@@ -117,7 +117,7 @@ void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
     const uint32_t ord = next.top().first;
     double len = 0;
     if (want_scores) {
-      const uint32_t l = src.doc(ord).len;
+      const uint32_t l = src.len(ord);
       if (l == kLenNull || l == 0) fail_corrupt("index", "a row without tokens holds a term");
       len = l;
     }
@@ -172,12 +172,29 @@ struct AmQuery::SourceState {
   absl::node_hash_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> decoded;
 };
 
+// A scored row. Its identifier is read only when the row could enter the
+// top k (a tie at the k-th score included): most scored rows fall short,
+// and their identifiers lie far apart in the segment.
+struct AmQuery::Pooled {
+  scipis_am_hit h;
+  uint32_t src, ord;
+  bool resolved;
+};
+
 struct AmQuery::RankedState {
   uint64_t view_sig = 0;
   bool has_cursor = false;  // the last round's cursor: rounds only move on
   scipis_am_hit cursor{};
   std::vector<SourceState> srcs;
-  std::vector<scipis_am_hit> pool;  // every row scored so far, after the last cursor
+  std::vector<Pooled> pool;  // every row scored so far, after the last cursor
+
+  const scipis_am_hit& resolve(Pooled& p) {
+    if (!p.resolved) {
+      p.h.tid = srcs[p.src].src->tid(p.ord);
+      p.resolved = true;
+    }
+    return p.h;
+  }
 };
 
 AmQuery::~AmQuery() = default;
@@ -277,7 +294,8 @@ const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>& AmQuery::decoded_
 }
 
 template <typename Best>
-void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hit>& pool) {
+void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
+  SourceState& ss = st.srcs[si];
   const size_t nt = terms_.size();
   const bool exact = exact_bounds(ranking_);
   Source& s = *ss.src;
@@ -291,7 +309,7 @@ void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hi
       // Ranges of that bound come by ordinal; with identifiers ascending
       // by ordinal, no later one can either.
       if (exact && ss.tids_ascend && top.bound <= kth->score &&
-          s.doc(static_cast<uint32_t>(top.lo)).tid > kth->tid)
+          s.tid(static_cast<uint32_t>(top.lo)) > kth->tid)
         break;
     }
     std::pop_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
@@ -391,14 +409,17 @@ void AmQuery::score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hi
         matched += tf[a] > 0;
       }
       if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
-      const DocEntry d = s.doc(ord);
-      if (d.len == kLenNull || d.len == 0) fail_corrupt("index", "a row without tokens holds a term");
+      const uint32_t len = s.len(ord);
+      if (len == kLenNull || len == 0) fail_corrupt("index", "a row without tokens holds a term");
       // Actives are in term order, so a row's score sums in query order.
       double score = 0;
       for (size_t a = 0; a < r.nact; a++)
-        if (tf[a]) score += scorers_[ss.acts[r.act + a].t](tf[a], d.len);
-      const scipis_am_hit h{d.tid, score, 0};
-      if (best.offer(h)) pool.push_back(h);
+        if (tf[a]) score += scorers_[ss.acts[r.act + a].t](tf[a], len);
+      Pooled p{{0, score, 0}, si, ord, false};
+      // Below the k-th score the row is also after the cursor (the k-th is).
+      const scipis_am_hit* kth = best.kth();
+      if (!(kth && score < kth->score) && !best.offer(st.resolve(p))) continue;
+      st.pool.push_back(p);
     }
   }
 }
@@ -423,15 +444,18 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
   ranked_->cursor = cursor;
   BestAfter best(better_hit, k, has_after, cursor);
   // Rows the last rounds scored: those not yet returned compete again.
-  std::vector<scipis_am_hit>& pool = ranked_->pool;
+  RankedState& st = *ranked_;
   size_t kept = 0;
-  for (const scipis_am_hit& h : pool)
-    if (!has_after || better_hit(cursor, h)) {
-      pool[kept++] = h;
-      best.offer(h);
-    }
-  pool.resize(kept);
-  for (SourceState& ss : ranked_->srcs) score_ranges(ss, best, pool);
+  for (Pooled& p : st.pool) {
+    if (has_after && (p.h.score > cursor.score ||
+                      (p.h.score == cursor.score && !better_hit(cursor, st.resolve(p)))))
+      continue;
+    st.pool[kept++] = p;
+    const scipis_am_hit* kth = best.kth();
+    if (!(kth && p.h.score < kth->score)) best.offer(st.resolve(st.pool[kept - 1]));
+  }
+  st.pool.resize(kept);
+  for (uint32_t i = 0; i < st.srcs.size(); i++) score_ranges(st, i, best);
   best.drain(hits);
 }
 
@@ -461,7 +485,7 @@ void AmQuery::matches(const scipis_am_view& view, const scipis_am_reader& rd) {
   tids.clear();
   for (auto& src : open_view(view, rd)) {
     Source& s = *src;
-    each_match(s, false, [&](uint32_t ord, double) { tids.push_back(s.doc(ord).tid); });
+    each_match(s, false, [&](uint32_t ord, double) { tids.push_back(s.tid(ord)); });
   }
   std::sort(tids.begin(), tids.end());
 }

@@ -54,8 +54,9 @@ class AmQuery {
   struct SourceState;
   struct RankedState;
   void open_ranked(const scipis_am_view& view, const scipis_am_reader& rd);
+  struct Pooled;
   template <typename Best>
-  void score_ranges(SourceState& ss, Best& best, std::vector<scipis_am_hit>& pool);
+  void score_ranges(RankedState& st, uint32_t si, Best& best);
   // Block act.b of term act.t, decoded once per scan: (ordinals, tfs).
   static const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>& decoded_block(SourceState& ss,
                                                                                      const Act& act);

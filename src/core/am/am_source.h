@@ -55,6 +55,9 @@ class Source {
   virtual ~Source() = default;
   virtual const Footer& stats() = 0;
   virtual DocEntry doc(uint32_t ord) = 0;
+  // A row's identifier or length alone (a segment keeps them apart).
+  virtual uint64_t tid(uint32_t ord) { return doc(ord).tid; }
+  virtual uint32_t len(uint32_t ord) { return doc(ord).len; }
   // False when the term is absent; with postings = false only df is set.
   virtual bool find(std::string_view term, TermPostings& out, bool postings) = 0;
   // The same as blocks; false when absent. The default holds everything.

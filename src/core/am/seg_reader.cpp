@@ -1,5 +1,6 @@
 #include "am/seg_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "index/postings_codec.h"
@@ -17,6 +18,19 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
   std::string raw(kFooterBytes, '\0');
   read(seg.bytes - kFooterBytes, kFooterBytes, raw.data());
   f_ = decode_footer(raw, seg.bytes, what_);
+  docs_end_ = f_.docs_fixed_bytes();
+  if (f_.version >= 3 && f_.ndocs > 0) {
+    // The tid groups' bits end where the last group's do.
+    const uint64_t last = f_.tid_groups() - 1;
+    unsigned char e[kTidDirEntry];
+    read(f_.ndocs * f_.len_bytes() + last * kTidDirEntry, kTidDirEntry, reinterpret_cast<char*>(e));
+    const TidGroup tg = get_tid_group(e);
+    const uint64_t end = tg.at + tg.bytes(f_.ndocs - last * kTidGroup);
+    if (tg.block_bits > 32 || tg.off_bits > 16 || end > f_.index_off - docs_end_)
+      fail_corrupt(what_, "bad row identifier group");
+    tid_bits_ = end;
+    docs_end_ += end;
+  }
 }
 
 void PagedSegment::read(uint64_t off, size_t n, char* dst) {
@@ -55,20 +69,50 @@ void PagedSegment::read(uint64_t off, size_t n, char* dst) {
   }
 }
 
-DocEntry PagedSegment::doc(uint32_t ord) {
+uint64_t PagedSegment::tid(uint32_t ord) {
   if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
-  unsigned char raw[kDocBytes];
-  read(static_cast<uint64_t>(ord) * kDocBytes, kDocBytes, reinterpret_cast<char*>(raw));
-  DocEntry d = get_doc(raw);
-  if (d.tid > kMaxTid) fail_corrupt(what_, "bad row identifier");
-  return d;
+  unsigned char raw[kTidDirEntry > 8 ? kTidDirEntry : 8] = {};
+  uint64_t t;
+  if (f_.version < 3) {
+    read(static_cast<uint64_t>(ord) * kDocBytesV2, 6, reinterpret_cast<char*>(raw));
+    t = get_tid(raw);
+  } else {
+    const uint64_t g = ord / kTidGroup, i = ord % kTidGroup;
+    read(f_.ndocs * f_.len_bytes() + g * kTidDirEntry, kTidDirEntry, reinterpret_cast<char*>(raw));
+    const TidGroup tg = get_tid_group(raw);
+    const uint64_t rows = std::min<uint64_t>(kTidGroup, f_.ndocs - g * kTidGroup);
+    const unsigned w = tg.block_bits + tg.off_bits;
+    if (tg.block_bits > 32 || tg.off_bits > 16 || tg.at > tid_bits_ || tg.bytes(rows) > tid_bits_ - tg.at)
+      fail_corrupt(what_, "bad row identifier group");
+    const uint64_t pos = i * w;
+    std::memset(raw, 0, 8);
+    read(f_.docs_fixed_bytes() + tg.at + pos / 8, (pos % 8 + w + 7) / 8, reinterpret_cast<char*>(raw));
+    const uint64_t v = (get_u64(raw) >> (pos % 8)) & (w == 64 ? ~0ull : (1ull << w) - 1);
+    t = tid_of(tg, v);
+  }
+  if (t > kMaxTid) fail_corrupt(what_, "bad row identifier");
+  return t;
 }
+
+uint32_t PagedSegment::len(uint32_t ord) {
+  if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+  unsigned char raw[4];
+  if (f_.version < 3) {
+    read(static_cast<uint64_t>(ord) * kDocBytesV2 + 6, 4, reinterpret_cast<char*>(raw));
+    return get_len(raw, 4);
+  }
+  const uint32_t w = f_.len_bytes();
+  read(static_cast<uint64_t>(ord) * w, w, reinterpret_cast<char*>(raw));
+  return get_len(raw, w);
+}
+
+DocEntry PagedSegment::doc(uint32_t ord) { return DocEntry{tid(ord), len(ord)}; }
 
 PagedSegment::IndexEntry PagedSegment::index_entry(uint64_t g) {
   unsigned char raw[kIndexEntry];
   read(f_.index_off + g * kIndexEntry, kIndexEntry, reinterpret_cast<char*>(raw));
   IndexEntry e{get_u64(raw), get_u64(raw + 8), get_u32(raw + 16), get_u32(raw + 20)};
-  if (e.off < f_.ndocs * kDocBytes || e.dict_bytes > e.bytes || e.off > f_.index_off ||
+  if (e.off < docs_end_ || e.dict_bytes > e.bytes || e.off > f_.index_off ||
       e.bytes > f_.index_off - e.off)
     fail_corrupt(what_, "dictionary index entry out of range");
   return e;

@@ -19,6 +19,8 @@ class PagedSegment : public Source {
   PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& seg);
   const Footer& stats() override { return f_; }
   DocEntry doc(uint32_t ord) override;
+  uint64_t tid(uint32_t ord) override;
+  uint32_t len(uint32_t ord) override;
   bool find(std::string_view term, TermPostings& out, bool postings) override;
   bool next_term(std::string& term, TermPostings& out) override;
   bool find_blocks(std::string_view term, TermBlocks& out) override;
@@ -51,6 +53,8 @@ class PagedSegment : public Source {
   scipis_am_segment seg_;
   std::string what_;
   Footer f_;
+  uint64_t docs_end_ = 0;  // where the rows' sections end
+  uint64_t tid_bits_ = 0;  // bytes of the tid groups' bits (version 3)
   absl::flat_hash_map<uint32_t, PageBytes> pages_;
   uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
   const unsigned char* last_ = nullptr;

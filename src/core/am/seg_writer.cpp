@@ -1,5 +1,7 @@
 #include "am/seg_writer.h"
 
+#include <algorithm>
+
 #include "index/postings_codec.h"
 #include "util/bytes.h"
 #include "util/error.h"
@@ -7,18 +9,27 @@
 namespace scipis::am {
 
 SegmentWriter::SegmentWriter(std::vector<DocEntry> docs) : docs_(std::move(docs)) {
-  out_.resize(docs_.size() * kDocBytes);
-  f_.flags = kSegFlagTidsAscend;
+  uint32_t wlog = 0;
+  bool ascend = true;
   for (size_t i = 0; i < docs_.size(); i++) {
-    if (i > 0 && docs_[i].tid <= docs_[i - 1].tid) f_.flags &= ~kSegFlagTidsAscend;
-    put_doc(out_.data() + i * kDocBytes, docs_[i]);
+    if (i > 0 && docs_[i].tid <= docs_[i - 1].tid) ascend = false;
     const uint32_t len = docs_[i].len;
     if (len != kLenNull && len > 0) {
       f_.counted++;
       f_.tokens += len;
+      wlog = std::max(wlog, len_width_log2(len));
     }
   }
   f_.ndocs = docs_.size();
+  f_.flags = (ascend ? kSegFlagTidsAscend : 0u) | (wlog << kSegLenShift);
+  const uint32_t w = f_.len_bytes();
+  out_.resize(docs_.size() * w);
+  std::vector<uint64_t> keys(docs_.size());
+  for (size_t i = 0; i < docs_.size(); i++) {
+    put_len(out_.data() + i * w, docs_[i].len, w);
+    keys[i] = docs_[i].tid;
+  }
+  out_ += encode_tids(keys.data(), keys.size());
 }
 
 void SegmentWriter::term(std::string_view term, const uint32_t* ords, const uint32_t* tfs,
