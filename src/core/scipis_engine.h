@@ -619,9 +619,12 @@ void		scipis_am_query_free(scipis_am_query *q);
 /* Takes from's N, df and avgdl (a prepared query of the same text). */
 int			scipis_am_query_adopt(scipis_am_query *q, const scipis_am_query *from,
 								  scipis_error *err);
-/* Fixes N, df and avgdl from view; later calls keep the first ones. */
+/*
+ * Fixes N, df and avgdl from view; later calls keep the first ones. With
+ * for_scan, what it read waits for the first ranked round (same view).
+ */
 int			scipis_am_query_prepare(scipis_am_query *q, const scipis_am_view *view,
-									const scipis_am_reader *rd, scipis_error *err);
+									const scipis_am_reader *rd, int for_scan, scipis_error *err);
 
 typedef struct scipis_am_hit
 {

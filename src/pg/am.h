@@ -180,7 +180,7 @@ typedef struct ScipisQuery
 
 extern scipis_am_query *scipis_am_open_query(const ScipisQuery *q,
 											 const unsigned char delimiter[256]);
-extern void scipis_am_statement_stats(Relation index, const ScipisQuery *q,
-									  scipis_am_query *into);
+extern void scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query *into,
+									  bool for_scan);
 
 #endif

@@ -298,9 +298,13 @@ same_text(const ScipisQuery *a, const ScipisQuery *b)
 		memcmp(a->text, b->text, ScipisQueryTextLen(a)) == 0;
 }
 
-/* q with this statement's statistics of index (prepared once per statement). */
+/*
+ * into (q) with this statement's statistics of index, read once per
+ * statement; for_scan: into is an ordered scan's, which keeps what it read
+ * for its first round.
+ */
 void
-scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query *into)
+scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query *into, bool for_scan)
 {
 	TimestampTz stmt = GetCurrentStatementStartTimestamp();
 	LocalTransactionId lxid = MyProc->lxid;
@@ -330,15 +334,17 @@ scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query 
 
 		LockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
 		scipis_am_read_meta(index, &meta);
-		eq = scipis_am_open_query(q, meta.delimiter);
 		scipis_am_view_read(index, &meta, &view, NULL, NULL);
 		scipis_am_reader_init(&rd, &ctx, index);
-		rc = scipis_am_query_prepare(eq, &view, &rd, &err);
+		rc = scipis_am_query_prepare(into, &view, &rd, for_scan, &err);
 		UnlockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
 		if (rc != 0)
+			scipis_am_fail(&ctx, &err, index);
+		eq = scipis_am_open_query(q, meta.delimiter);
+		if (scipis_am_query_adopt(eq, into, &err) != 0)
 		{
 			scipis_am_query_free(eq);
-			scipis_am_fail(&ctx, &err, index);
+			scipis_raise(&err);
 		}
 		slot = &shared[shared_next];
 		shared_next = (shared_next + 1) % SHARED_SLOTS;
@@ -352,6 +358,7 @@ scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query 
 		slot->index = RelationGetRelid(index);
 		slot->lxid = lxid;
 		slot->stmt = stmt;
+		return;
 	}
 	if (scipis_am_query_adopt(into, slot->eq, &err) != 0)
 		scipis_raise(&err);
@@ -414,7 +421,7 @@ op_cache(FunctionCallInfo fcinfo, ScipisQuery *q, bool want_stats)
 	c->eq = scipis_am_open_query(q, meta.delimiter);
 	if (want_stats)
 	{
-		scipis_am_statement_stats(index, q, c->eq);
+		scipis_am_statement_stats(index, q, c->eq, false);
 		c->prepared = true;
 	}
 	index_close(index, AccessShareLock);

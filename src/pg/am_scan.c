@@ -368,7 +368,7 @@ next_round(IndexScanDesc scan)
 		{
 			so->phase = PHASE_RANKED;
 			/* The statistics the operators of this statement use too. */
-			scipis_am_statement_stats(scan->indexRelation, so->order_q, so->order);
+			scipis_am_statement_stats(scan->indexRelation, so->order_q, so->order, true);
 		}
 		else if (so->nhits < so->round)
 		{

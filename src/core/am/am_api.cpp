@@ -151,8 +151,8 @@ int scipis_am_query_adopt(scipis_am_query* q, const scipis_am_query* from, scipi
 }
 
 int scipis_am_query_prepare(scipis_am_query* q, const scipis_am_view* view, const scipis_am_reader* rd,
-                            scipis_error* err) {
-  return guarded(err, [&] { q->q.prepare(*view, *rd); });
+                            int for_scan, scipis_error* err) {
+  return guarded(err, [&] { q->q.prepare(*view, *rd, for_scan != 0); });
 }
 
 int scipis_am_query_ranked(scipis_am_query* q, const scipis_am_view* view, const scipis_am_reader* rd,

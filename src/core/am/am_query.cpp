@@ -5,7 +5,7 @@
 #include <queue>
 
 #include "absl/container/inlined_vector.h"
-#include "absl/container/node_hash_map.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "am/seg_reader.h"
 #include "query/score.h"
@@ -30,24 +30,6 @@ AmQuery::AmQuery(const unsigned char delimiter[256], std::string_view query, sci
                  scipis_match match)
     : tok_(delimiter), terms_(parse_query(tok_, query)), ranking_(ranking), match_(match) {
   if (terms_.empty()) fail(SCIPIS_E_INVALID, "the query has no terms");
-}
-
-void AmQuery::prepare(const scipis_am_view& view, const scipis_am_reader& rd) {
-  if (prepared_) return;
-  auto sources = open_view(view, rd);
-  double N = 0, tokens = 0;
-  std::vector<double> df(terms_.size(), 0);
-  TermPostings p;
-  for (auto& s : sources) {
-    N += static_cast<double>(s->stats().counted);
-    tokens += static_cast<double>(s->stats().tokens);
-    for (size_t t = 0; t < terms_.size(); t++)
-      if (s->find(terms_[t].term, p, false)) df[t] += static_cast<double>(p.df);
-  }
-  avgdl_ = N > 0 ? tokens / N : 0;
-  idf_.resize(terms_.size());
-  for (size_t t = 0; t < terms_.size(); t++) idf_[t] = term_idf(ranking_, N, df[t]);
-  prepared_ = true;
 }
 
 namespace {
@@ -168,17 +150,32 @@ struct AmQuery::SourceState {
   std::vector<Range> ranges;  // a heap of the first `left` of them
   size_t left = 0;
   bool tids_ascend = false;
-  // Node map: the pointers into it stay valid as blocks are added.
-  absl::node_hash_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> decoded;
+  // Blocks decoded so far, their postings in an arena of chunks (the
+  // pointers stay valid as blocks are added; freed at once).
+  absl::flat_hash_map<uint64_t, Decoded> decoded;
+  std::vector<std::unique_ptr<uint32_t[]>> arena;
+  uint32_t* arena_at = nullptr;
+  size_t arena_left = 0;
+  uint32_t* alloc(size_t n) {
+    if (n > arena_left) {
+      const size_t c = std::max<size_t>(n, size_t{1} << 15);
+      arena.push_back(std::make_unique_for_overwrite<uint32_t[]>(c));
+      arena_at = arena.back().get();
+      arena_left = c;
+    }
+    uint32_t* p = arena_at;
+    arena_at += n;
+    arena_left -= n;
+    return p;
+  }
 };
 
 // A scored row. Its identifier is read only when the row could enter the
 // top k (a tie at the k-th score included): most scored rows fall short,
 // and their identifiers lie far apart in the segment.
 struct AmQuery::Pooled {
-  scipis_am_hit h;
+  double score;
   uint32_t src, ord;
-  bool resolved;
 };
 
 struct AmQuery::RankedState {
@@ -188,13 +185,7 @@ struct AmQuery::RankedState {
   std::vector<SourceState> srcs;
   std::vector<Pooled> pool;  // every row scored so far, after the last cursor
 
-  const scipis_am_hit& resolve(Pooled& p) {
-    if (!p.resolved) {
-      p.h.tid = srcs[p.src].src->tid(p.ord);
-      p.resolved = true;
-    }
-    return p.h;
-  }
+  scipis_am_hit hit(const Pooled& p) { return scipis_am_hit{srcs[p.src].src->tid(p.ord), p.score, 0}; }
 };
 
 AmQuery::~AmQuery() = default;
@@ -226,17 +217,62 @@ uint64_t view_signature(const scipis_am_view& view) {
 
 }  // namespace
 
-void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd) {
+void AmQuery::prepare(const scipis_am_view& view, const scipis_am_reader& rd, bool keep) {
+  if (prepared_) return;
+  double N = 0, tokens = 0;
+  std::vector<double> df(terms_.size(), 0);
+  if (keep) {
+    // A scan's first round reads the same terms of the same view: the
+    // sources and their terms' blocks wait for it.
+    opened_ = open_sources(view, rd);
+    for (auto& ss : opened_->srcs) {
+      N += static_cast<double>(ss.src->stats().counted);
+      tokens += static_cast<double>(ss.src->stats().tokens);
+      for (size_t t = 0; t < terms_.size(); t++) df[t] += static_cast<double>(ss.tb[t].df);
+    }
+  } else {
+    TermPostings p;
+    for (auto& s : open_view(view, rd)) {
+      N += static_cast<double>(s->stats().counted);
+      tokens += static_cast<double>(s->stats().tokens);
+      for (size_t t = 0; t < terms_.size(); t++)
+        if (s->find(terms_[t].term, p, false)) df[t] += static_cast<double>(p.df);
+    }
+  }
+  avgdl_ = N > 0 ? tokens / N : 0;
+  idf_.resize(terms_.size());
+  for (size_t t = 0; t < terms_.size(); t++) idf_[t] = term_idf(ranking_, N, df[t]);
+  prepared_ = true;
+}
+
+std::unique_ptr<AmQuery::RankedState> AmQuery::open_sources(const scipis_am_view& view,
+                                                            const scipis_am_reader& rd) {
   auto st = std::make_unique<RankedState>();
   st->view_sig = view_signature(view);
-  const size_t nt = terms_.size();
   for (auto& src : open_view(view, rd)) {
     SourceState ss;
     ss.src = std::move(src);
+    ss.tb.resize(terms_.size());
+    for (size_t t = 0; t < terms_.size(); t++) ss.src->find_blocks(terms_[t].term, ss.tb[t]);
+    st->srcs.push_back(std::move(ss));
+  }
+  return st;
+}
+
+void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd) {
+  std::unique_ptr<RankedState> opened = std::move(opened_);
+  if (opened && opened->view_sig == view_signature(view)) {
+    for (SourceState& ss : opened->srcs) ss.src->rebind(rd);
+  } else {
+    opened = open_sources(view, rd);
+  }
+  auto st = std::make_unique<RankedState>();
+  st->view_sig = opened->view_sig;
+  const size_t nt = terms_.size();
+  for (SourceState& ss : opened->srcs) {
     Source& s = *ss.src;
-    ss.tb.resize(nt);
     size_t present = 0;
-    for (size_t t = 0; t < nt; t++) present += s.find_blocks(terms_[t].term, ss.tb[t]) ? 1 : 0;
+    for (size_t t = 0; t < nt; t++) present += ss.tb[t].df > 0 ? 1 : 0;
     if (present == 0 || (match_ == SCIPIS_MATCH_ALL && present < nt)) continue;
     const auto& tb = ss.tb;
     // Every block's first ordinal and one past its last, merged in order.
@@ -253,6 +289,8 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     }
     pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
     std::vector<size_t> cur(nt, 0);
+    ss.ranges.reserve(pts.size());
+    ss.acts.reserve(pts.size() * nt);
     for (size_t i = 0; i + 1 < pts.size(); i++) {
       const uint64_t lo = pts[i], hi = pts[i + 1] - 1;
       Range r{lo, hi, 0, ss.acts.size(), 0};
@@ -282,15 +320,17 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
   ranked_ = std::move(st);
 }
 
-const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>& AmQuery::decoded_block(SourceState& ss,
-                                                                                    const Act& act) {
+AmQuery::Decoded AmQuery::decoded_block(SourceState& ss, const Act& act) {
   const uint64_t key = (static_cast<uint64_t>(act.t) << 32) | act.b;
   auto it = ss.decoded.find(key);
-  if (it == ss.decoded.end()) {
-    it = ss.decoded.try_emplace(key).first;
-    ss.tb[act.t].decode(act.b, it->second.first, it->second.second);
-  }
-  return it->second;
+  if (it != ss.decoded.end()) return it->second;
+  const TermBlocks& tb = ss.tb[act.t];
+  const size_t n = tb.postings(act.b);
+  uint32_t* o = ss.alloc(2 * n);
+  tb.decode(act.b, o, o + n);
+  const Decoded d{o, o + n, n};
+  ss.decoded.emplace(key, d);
+  return d;
 }
 
 template <typename Best>
@@ -318,24 +358,22 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
     // per block and only when needed: most ranges a MaxScore pass walks
     // hold no row of the term that draws, and decode nothing else.
     const size_t nall = r.nact + r.nexcl;
-    absl::InlinedVector<const std::vector<uint32_t>*, 8> ords(nall, nullptr), tfs(nall, nullptr);
+    absl::InlinedVector<const uint32_t*, 8> ords(nall, nullptr), tfs(nall, nullptr);
     absl::InlinedVector<size_t, 8> pos(nall), end_at(nall);
     auto ensure = [&](size_t a) {
       if (ords[a]) return;
-      const auto& blk = decoded_block(ss, a < r.nact ? ss.acts[r.act + a] : ss.acts[r.excl + a - r.nact]);
-      const auto& o = blk.first;
-      ords[a] = &o;
-      tfs[a] = &blk.second;
-      pos[a] = static_cast<size_t>(std::lower_bound(o.begin(), o.end(), static_cast<uint32_t>(r.lo)) - o.begin());
-      end_at[a] = static_cast<size_t>(std::upper_bound(o.begin(), o.end(), static_cast<uint32_t>(r.hi)) - o.begin());
+      const Decoded blk = decoded_block(ss, a < r.nact ? ss.acts[r.act + a] : ss.acts[r.excl + a - r.nact]);
+      const uint32_t* o = blk.ords;
+      ords[a] = o;
+      tfs[a] = blk.tfs;
+      pos[a] = static_cast<size_t>(std::lower_bound(o, o + blk.n, static_cast<uint32_t>(r.lo)) - o);
+      end_at[a] = static_cast<size_t>(std::upper_bound(o, o + blk.n, static_cast<uint32_t>(r.hi)) - o);
     };
     // Moves cursor a to ord (rows come in ascending order); true if a holds it.
     auto holds = [&](size_t a, uint32_t ord) {
       ensure(a);
-      const auto& o = *ords[a];
-      pos[a] = static_cast<size_t>(std::lower_bound(o.begin() + static_cast<std::ptrdiff_t>(pos[a]),
-                                                    o.begin() + static_cast<std::ptrdiff_t>(end_at[a]), ord) -
-                                   o.begin());
+      const uint32_t* o = ords[a];
+      pos[a] = static_cast<size_t>(std::lower_bound(o + pos[a], o + end_at[a], ord) - o);
       return pos[a] < end_at[a] && o[pos[a]] == ord;
     };
     // MaxScore within the range: rows are drawn from the essential terms'
@@ -388,7 +426,7 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
     for (size_t a = 0; a < r.nact; a++)
       if (essential[a]) {
         ensure(a);
-        if (pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
+        if (pos[a] < end_at[a]) next.push({ords[a][pos[a]], a});
       }
     absl::InlinedVector<uint32_t, 8> tf(r.nact);
     while (!next.empty()) {
@@ -397,15 +435,15 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
       while (!next.empty() && next.top().first == ord) {
         const size_t a = next.top().second;
         next.pop();
-        tf[a] = (*tfs[a])[pos[a]];
-        if (++pos[a] < end_at[a]) next.push({(*ords[a])[pos[a]], a});
+        tf[a] = tfs[a][pos[a]];
+        if (++pos[a] < end_at[a]) next.push({ords[a][pos[a]], a});
       }
       bool scored_before = false;
       for (size_t a = r.nact; a < nall && !scored_before; a++) scored_before = holds(a, ord);
       if (scored_before) continue;
       size_t matched = 0;
       for (size_t a = 0; a < r.nact; a++) {
-        if (!essential[a] && holds(a, ord)) tf[a] = (*tfs[a])[pos[a]];
+        if (!essential[a] && holds(a, ord)) tf[a] = tfs[a][pos[a]];
         matched += tf[a] > 0;
       }
       if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
@@ -415,10 +453,10 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
       double score = 0;
       for (size_t a = 0; a < r.nact; a++)
         if (tf[a]) score += scorers_[ss.acts[r.act + a].t](tf[a], len);
-      Pooled p{{0, score, 0}, si, ord, false};
+      const Pooled p{score, si, ord};
       // Below the k-th score the row is also after the cursor (the k-th is).
       const scipis_am_hit* kth = best.kth();
-      if (!(kth && score < kth->score) && !best.offer(st.resolve(p))) continue;
+      if (!(kth && score < kth->score) && !best.offer(st.hit(p))) continue;
       st.pool.push_back(p);
     }
   }
@@ -447,12 +485,11 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
   RankedState& st = *ranked_;
   size_t kept = 0;
   for (Pooled& p : st.pool) {
-    if (has_after && (p.h.score > cursor.score ||
-                      (p.h.score == cursor.score && !better_hit(cursor, st.resolve(p)))))
+    if (has_after && (p.score > cursor.score || (p.score == cursor.score && !better_hit(cursor, st.hit(p)))))
       continue;
     st.pool[kept++] = p;
     const scipis_am_hit* kth = best.kth();
-    if (!(kth && p.h.score < kth->score)) best.offer(st.resolve(st.pool[kept - 1]));
+    if (!(kth && p.score < kth->score)) best.offer(st.hit(p));
   }
   st.pool.resize(kept);
   for (uint32_t i = 0; i < st.srcs.size(); i++) score_ranges(st, i, best);

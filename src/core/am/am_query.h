@@ -22,7 +22,9 @@ class AmQuery {
   AmQuery(const unsigned char delimiter[256], std::string_view query, scipis_ranking ranking,
           scipis_match match);
   ~AmQuery();
-  void prepare(const scipis_am_view& view, const scipis_am_reader& rd);
+  // keep: the sources and the terms' blocks read for the statistics stay
+  // for the first ranked round, if the view is still the same.
+  void prepare(const scipis_am_view& view, const scipis_am_reader& rd, bool keep = false);
   void adopt(const AmQuery& from);
   void ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
               double after_score, uint64_t after_tid);
@@ -53,15 +55,20 @@ class AmQuery {
   // A ranked scan's state between rounds (am_query.cpp).
   struct SourceState;
   struct RankedState;
+  std::unique_ptr<RankedState> open_sources(const scipis_am_view& view, const scipis_am_reader& rd);
   void open_ranked(const scipis_am_view& view, const scipis_am_reader& rd);
   struct Pooled;
   template <typename Best>
   void score_ranges(RankedState& st, uint32_t si, Best& best);
-  // Block act.b of term act.t, decoded once per scan: (ordinals, tfs).
-  static const std::pair<std::vector<uint32_t>, std::vector<uint32_t>>& decoded_block(SourceState& ss,
-                                                                                     const Act& act);
+  struct Decoded {
+    const uint32_t *ords, *tfs;
+    size_t n;
+  };
+  // Block act.b of term act.t, decoded once per scan.
+  static Decoded decoded_block(SourceState& ss, const Act& act);
   std::vector<Scorer> scorers_;
   std::unique_ptr<RankedState> ranked_;
+  std::unique_ptr<RankedState> opened_;  // prepare's, for the first round
 };
 
 }  // namespace scipis::am

@@ -47,7 +47,9 @@ struct TermBlocks {
   uint32_t last(size_t b) const {
     return reader ? static_cast<uint32_t>(reader->blocks()[b].last_seq) : ords.back();
   }
-  void decode(size_t b, std::vector<uint32_t>& o, std::vector<uint32_t>& t) const;
+  size_t postings(size_t b) const { return reader ? reader->blocks()[b].count : ords.size(); }
+  // Block b's ordinals and tfs, postings(b) of each.
+  void decode(size_t b, uint32_t* o, uint32_t* t) const;
 };
 
 class Source {

@@ -200,25 +200,22 @@ bool Source::find_blocks(std::string_view term, TermBlocks& out) {
   return true;
 }
 
-void TermBlocks::decode(size_t b, std::vector<uint32_t>& o, std::vector<uint32_t>& t) const {
+void TermBlocks::decode(size_t b, uint32_t* o, uint32_t* t) const {
   if (!reader) {
-    o = ords;
-    t = tfs;
+    std::copy(ords.begin(), ords.end(), o);
+    std::copy(tfs.begin(), tfs.end(), t);
     return;
   }
   const uint32_t n = reader->blocks()[b].count;
   uint64_t seqs[kBlockPostings];
-  uint32_t f[kBlockPostings];
   if (fetch) {
     const BlockInfo& k = reader->blocks()[b];
     payload.resize(k.bytes);
     fetch(region_off + k.offset, k.bytes, payload.data());
-    reader->decode_payload(b, payload.data(), seqs, f);
+    reader->decode_payload(b, payload.data(), seqs, t);
   } else {
-    reader->decode(b, seqs, f);
+    reader->decode(b, seqs, t);
   }
-  o.resize(n);
-  t.assign(f, f + n);
   for (uint32_t i = 0; i < n; i++) o[i] = static_cast<uint32_t>(seqs[i]);
 }
 

@@ -33,40 +33,50 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
   }
 }
 
+void PagedSegment::load(uint32_t page) {
+  if (page == last_page_) return;
+  auto it = pages_.find(page);
+  if (it == pages_.end()) {
+    PageKey key{{rd_.cache_rel[0], rd_.cache_rel[1], rd_.cache_rel[2]},
+                seg_.id, seg_.start, seg_.npages, seg_.bytes, page};
+    const bool cache = cacheable(rd_);
+    PageBytes bytes = cache ? PageCache::instance().get(key) : nullptr;
+    if (!bytes) {
+      std::shared_ptr<unsigned char[]> buf = std::make_shared_for_overwrite<unsigned char[]>(rd_.payload);
+      scipis_error err{};
+      if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
+      bytes = std::move(buf);
+      if (cache) PageCache::instance().put(key, bytes, rd_.payload);
+    }
+    // A scan keeps a few pages of each segment at hand (1 MiB at 8 KiB
+    // pages; its state lives across rounds): the backend's page cache
+    // holds the rest.
+    if (pages_.size() >= kLocalPages) pages_.clear();
+    it = pages_.emplace(page, std::move(bytes)).first;
+  }
+  last_page_ = page;
+  last_ = it->second.get();
+}
+
 void PagedSegment::read(uint64_t off, size_t n, char* dst) {
   if (off > seg_.bytes || n > seg_.bytes - off) fail_corrupt(what_, "offset past the segment's end");
   while (n > 0) {
-    const uint32_t page = static_cast<uint32_t>(off / rd_.payload);
     const size_t at = static_cast<size_t>(off % rd_.payload);
-    if (page != last_page_) {
-      auto it = pages_.find(page);
-      if (it == pages_.end()) {
-        PageKey key{{rd_.cache_rel[0], rd_.cache_rel[1], rd_.cache_rel[2]},
-                    seg_.id, seg_.start, seg_.npages, seg_.bytes, page};
-        const bool cache = cacheable(rd_);
-        PageBytes bytes = cache ? PageCache::instance().get(key) : nullptr;
-        if (!bytes) {
-          std::shared_ptr<unsigned char[]> buf = std::make_shared_for_overwrite<unsigned char[]>(rd_.payload);
-          scipis_error err{};
-          if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
-          bytes = std::move(buf);
-          if (cache) PageCache::instance().put(key, bytes, rd_.payload);
-        }
-        // A scan keeps a few pages of each segment at hand (1 MiB at 8 KiB
-        // pages; its state lives across rounds): the backend's page cache
-        // holds the rest.
-        if (pages_.size() >= kLocalPages) pages_.clear();
-        it = pages_.emplace(page, std::move(bytes)).first;
-      }
-      last_page_ = page;
-      last_ = it->second.get();
-    }
+    load(static_cast<uint32_t>(off / rd_.payload));
     const size_t take = std::min(n, static_cast<size_t>(rd_.payload) - at);
     std::memcpy(dst, last_ + at, take);
     dst += take;
     off += take;
     n -= take;
   }
+}
+
+const unsigned char* PagedSegment::span(uint64_t off, size_t n) {
+  if (off > seg_.bytes || n > seg_.bytes - off) fail_corrupt(what_, "offset past the segment's end");
+  const size_t at = static_cast<size_t>(off % rd_.payload);
+  if (at + n > rd_.payload) return nullptr;
+  load(static_cast<uint32_t>(off / rd_.payload));
+  return last_ + at;
 }
 
 uint64_t PagedSegment::tid(uint32_t ord) {
@@ -102,7 +112,9 @@ uint32_t PagedSegment::len(uint32_t ord) {
     return get_len(raw, 4);
   }
   const uint32_t w = f_.len_bytes();
-  read(static_cast<uint64_t>(ord) * w, w, reinterpret_cast<char*>(raw));
+  const uint64_t off = static_cast<uint64_t>(ord) * w;
+  if (const unsigned char* p = span(off, w)) return get_len(p, w);
+  read(off, w, reinterpret_cast<char*>(raw));
   return get_len(raw, w);
 }
 

@@ -41,6 +41,9 @@ class PagedSegment : public Source {
   };
   bool lookup(std::string_view term, DictTerm& out);
   void read(uint64_t off, size_t n, char* dst);
+  // The n bytes at off in place when one page holds them, else nullptr.
+  const unsigned char* span(uint64_t off, size_t n);
+  void load(uint32_t page);  // makes page the one at last_
   IndexEntry index_entry(uint64_t g);
   void load_group(uint64_t g, std::vector<DictTerm>& out);
   // f(term, entry) for the terms of group g in order while it returns true;
