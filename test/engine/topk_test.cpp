@@ -11,6 +11,7 @@
 #include <string>
 
 #include "query/collection.h"
+#include "query/score.h"
 #include "query/search.h"
 #include "query/topk.h"
 #include "test_util.h"
@@ -183,4 +184,16 @@ TEST(TopK, SkippingNeverChangesAnAnswerOnAMillionPostings) {
   print_stats(stats);
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
+}
+
+// A row's counts score the bits term_score gives, table or not.
+TEST(TopK, CountsScoreTheBitsOfTheFormula) {
+  for (scipis_ranking r : {SCIPIS_TFIDF, SCIPIS_BM25}) {
+    const scipis::Scorer s{r, 2.718281828459045, 3, 17.25};
+    for (uint32_t tf = 1; tf < 40; tf++)
+      for (uint32_t len : {1u, 2u, 3u, 7u, 100u, 254u, 255u, 256u, 257u, 1000u, 70000u}) {
+        const double want = scipis::term_score(r, 3, 2.718281828459045, tf, len, 17.25);
+        EXPECT_EQ(s.counts(tf, len), want) << tf << " " << len;
+      }
+  }
 }

@@ -153,6 +153,8 @@ struct AmQuery::SourceState {
   // Blocks decoded so far, their postings in an arena of chunks (the
   // pointers stay valid as blocks are added; freed at once).
   absl::flat_hash_map<uint64_t, Decoded> decoded;
+  std::vector<uint32_t> cand, ctf, lens;  // score_ranges' scratch
+  std::vector<char> keep;
   std::vector<std::unique_ptr<uint32_t[]>> arena;
   uint32_t* arena_at = nullptr;
   size_t arena_left = 0;
@@ -339,7 +341,6 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
   const size_t nt = terms_.size();
   const bool exact = exact_bounds(ranking_);
   Source& s = *ss.src;
-  using Next = std::pair<uint32_t, size_t>;  // (ordinal, active index)
   while (ss.left > 0) {
     const Range& top = ss.ranges.front();
     if (const scipis_am_hit* kth = best.kth()) {
@@ -368,13 +369,6 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
       tfs[a] = blk.tfs;
       pos[a] = static_cast<size_t>(std::lower_bound(o, o + blk.n, static_cast<uint32_t>(r.lo)) - o);
       end_at[a] = static_cast<size_t>(std::upper_bound(o, o + blk.n, static_cast<uint32_t>(r.hi)) - o);
-    };
-    // Moves cursor a to ord (rows come in ascending order); true if a holds it.
-    auto holds = [&](size_t a, uint32_t ord) {
-      ensure(a);
-      const uint32_t* o = ords[a];
-      pos[a] = static_cast<size_t>(std::lower_bound(o + pos[a], o + end_at[a], ord) - o);
-      return pos[a] < end_at[a] && o[pos[a]] == ord;
     };
     // MaxScore within the range: rows are drawn from the essential terms'
     // postings only; the others are looked up for each such row. Under
@@ -422,38 +416,97 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
         std::push_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
       }
     }
-    std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
-    for (size_t a = 0; a < r.nact; a++)
+    // The range's rows, a column at a time: drawn from the essential
+    // terms' postings (merged), minus those an excluded term holds, with
+    // the other terms' tfs filled in by merging their postings too; then
+    // their lengths and scores in a run.
+    std::vector<uint32_t>& cand = ss.cand;
+    std::vector<uint32_t>& ctf = ss.ctf;  // row i, active a at i * nact + a
+    const size_t na = r.nact;
+    cand.clear();
+    ctf.clear();
+    absl::InlinedVector<size_t, 8> ess;
+    for (size_t a = 0; a < na; a++)
       if (essential[a]) {
         ensure(a);
-        if (pos[a] < end_at[a]) next.push({ords[a][pos[a]], a});
+        if (pos[a] < end_at[a]) ess.push_back(a);
       }
-    absl::InlinedVector<uint32_t, 8> tf(r.nact);
-    while (!next.empty()) {
-      const uint32_t ord = next.top().first;
-      std::fill(tf.begin(), tf.end(), 0);
-      while (!next.empty() && next.top().first == ord) {
-        const size_t a = next.top().second;
-        next.pop();
-        tf[a] = tfs[a][pos[a]];
-        if (++pos[a] < end_at[a]) next.push({ords[a][pos[a]], a});
+    if (ess.size() == 1) {
+      const size_t a = ess[0];
+      cand.assign(ords[a] + pos[a], ords[a] + end_at[a]);
+      ctf.assign(cand.size() * na, 0);
+      for (size_t i = 0; i < cand.size(); i++) ctf[i * na + a] = tfs[a][pos[a] + i];
+    } else {
+      while (!ess.empty()) {
+        uint32_t ord = UINT32_MAX;
+        for (size_t e : ess) ord = std::min(ord, ords[e][pos[e]]);
+        const size_t row = cand.size();
+        cand.push_back(ord);
+        ctf.resize(ctf.size() + na, 0);
+        for (size_t i = 0; i < ess.size();) {
+          const size_t e = ess[i];
+          if (ords[e][pos[e]] == ord) {
+            ctf[row * na + e] = tfs[e][pos[e]];
+            if (++pos[e] == end_at[e]) {
+              ess.erase(ess.begin() + static_cast<std::ptrdiff_t>(i));
+              continue;
+            }
+          }
+          i++;
+        }
       }
-      bool scored_before = false;
-      for (size_t a = r.nact; a < nall && !scored_before; a++) scored_before = holds(a, ord);
-      if (scored_before) continue;
-      size_t matched = 0;
-      for (size_t a = 0; a < r.nact; a++) {
-        if (!essential[a] && holds(a, ord)) tf[a] = tfs[a][pos[a]];
-        matched += tf[a] > 0;
+    }
+    if (cand.empty()) continue;
+    // Rows an excluded term holds were scored with it before.
+    std::vector<char>& keep = ss.keep;
+    keep.assign(cand.size(), 1);
+    for (size_t x = na; x < nall; x++) {
+      ensure(x);
+      const uint32_t* o = ords[x];
+      size_t j = pos[x];
+      for (size_t i = 0; i < cand.size() && j < end_at[x]; i++) {
+        while (j < end_at[x] && o[j] < cand[i]) j++;
+        if (j < end_at[x] && o[j] == cand[i]) keep[i] = 0;
       }
-      if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
-      const uint32_t len = s.len(ord);
-      if (len == kLenNull || len == 0) fail_corrupt("index", "a row without tokens holds a term");
+    }
+    for (size_t a = 0; a < na; a++) {
+      if (essential[a]) continue;
+      ensure(a);
+      const uint32_t* o = ords[a];
+      size_t j = pos[a];
+      for (size_t i = 0; i < cand.size() && j < end_at[a]; i++) {
+        while (j < end_at[a] && o[j] < cand[i]) j++;
+        if (j < end_at[a] && o[j] == cand[i]) ctf[i * na + a] = tfs[a][j];
+      }
+    }
+    // Survivors, compacted.
+    size_t m = 0;
+    for (size_t i = 0; i < cand.size(); i++) {
+      if (!keep[i]) continue;
+      if (match_ == SCIPIS_MATCH_ALL) {
+        size_t matched = 0;
+        for (size_t a = 0; a < na; a++) matched += ctf[i * na + a] > 0;
+        if (matched < nt) continue;
+      }
+      if (m != i) {
+        cand[m] = cand[i];
+        std::copy(ctf.begin() + static_cast<std::ptrdiff_t>(i * na),
+                  ctf.begin() + static_cast<std::ptrdiff_t>((i + 1) * na), ctf.begin() + static_cast<std::ptrdiff_t>(m * na));
+      }
+      m++;
+    }
+    std::vector<uint32_t>& lens = ss.lens;
+    lens.resize(m);
+    s.lens(cand.data(), m, lens.data());
+    absl::InlinedVector<const Scorer*, 8> sc(na);
+    for (size_t a = 0; a < na; a++) sc[a] = &scorers_[ss.acts[r.act + a].t];
+    for (size_t i = 0; i < m; i++) {
+      if (lens[i] == kLenNull || lens[i] == 0) fail_corrupt("index", "a row without tokens holds a term");
       // Actives are in term order, so a row's score sums in query order.
       double score = 0;
-      for (size_t a = 0; a < r.nact; a++)
-        if (tf[a]) score += scorers_[ss.acts[r.act + a].t](tf[a], len);
-      const Pooled p{score, si, ord};
+      for (size_t a = 0; a < na; a++)
+        if (const uint32_t f = ctf[i * na + a]) score += sc[a]->counts(f, lens[i]);
+      const Pooled p{score, si, cand[i]};
       // Below the k-th score the row is also after the cursor (the k-th is).
       const scipis_am_hit* kth = best.kth();
       if (!(kth && score < kth->score) && !best.offer(st.hit(p))) continue;

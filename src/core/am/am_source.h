@@ -60,6 +60,10 @@ class Source {
   // A row's identifier or length alone (a segment keeps them apart).
   virtual uint64_t tid(uint32_t ord) { return doc(ord).tid; }
   virtual uint32_t len(uint32_t ord) { return doc(ord).len; }
+  // The lengths of n rows, ascending ordinals.
+  virtual void lens(const uint32_t* ords, size_t n, uint32_t* out) {
+    for (size_t i = 0; i < n; i++) out[i] = len(ords[i]);
+  }
   // False when the term is absent; with postings = false only df is set.
   virtual bool find(std::string_view term, TermPostings& out, bool postings) = 0;
   // The same as blocks; false when absent. The default holds everything.

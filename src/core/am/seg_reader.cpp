@@ -118,6 +118,24 @@ uint32_t PagedSegment::len(uint32_t ord) {
   return get_len(raw, w);
 }
 
+void PagedSegment::lens(const uint32_t* ords, size_t n, uint32_t* out) {
+  const uint32_t w = f_.len_bytes();
+  if (f_.version < 3 || w != 1) {
+    for (size_t i = 0; i < n; i++) out[i] = len(ords[i]);
+    return;
+  }
+  // One byte a row: rows of one page read in place.
+  const uint32_t payload = rd_.payload;
+  for (size_t i = 0; i < n;) {
+    if (ords[i] >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+    const uint32_t page = ords[i] / payload;
+    const uint64_t page_end = std::min<uint64_t>(static_cast<uint64_t>(page + 1) * payload, f_.ndocs);
+    const uint64_t first = static_cast<uint64_t>(page) * payload;
+    load(page);
+    for (; i < n && ords[i] < page_end; i++) out[i] = get_len(last_ + (ords[i] - first), 1);
+  }
+}
+
 DocEntry PagedSegment::doc(uint32_t ord) { return DocEntry{tid(ord), len(ord)}; }
 
 PagedSegment::IndexEntry PagedSegment::index_entry(uint64_t g) {

@@ -21,6 +21,7 @@ class PagedSegment : public Source {
   DocEntry doc(uint32_t ord) override;
   uint64_t tid(uint32_t ord) override;
   uint32_t len(uint32_t ord) override;
+  void lens(const uint32_t* ords, size_t n, uint32_t* out) override;
   bool find(std::string_view term, TermPostings& out, bool postings) override;
   bool next_term(std::string& term, TermPostings& out) override;
   bool find_blocks(std::string_view term, TermBlocks& out) override;

@@ -37,11 +37,32 @@ constexpr double kBoundMargin = 1 + 1e-9;
 inline bool exact_bounds(scipis_ranking ranking) { return ranking != SCIPIS_BM25; }
 
 // One query term's scoring, and the most a posting of a block can score.
+// sqrt(tf / len) for small tf and len, as term_score computes it (the
+// same correctly rounded operations, so the same bits): a scan scores
+// most rows without a division and a square root.
+constexpr uint32_t kRatioTf = 16, kRatioLen = 256;
+inline const double* sqrt_ratios() {
+  static const double* t = [] {
+    auto* v = new double[kRatioTf * kRatioLen];  // never freed: used until exit
+    for (uint32_t tf = 0; tf < kRatioTf; tf++)
+      for (uint32_t len = 0; len < kRatioLen; len++)
+        v[tf * kRatioLen + len] = len ? std::sqrt(static_cast<double>(tf) / static_cast<double>(len)) : 0;
+    return v;
+  }();
+  return t;
+}
+
 struct Scorer {
   scipis_ranking ranking;
   double idf, qf, avgdl;
   double operator()(double tf, double len) const {
     return term_score(ranking, qf, idf, tf, len, avgdl);
+  }
+  // The same for a row's counts.
+  double counts(uint32_t tf, uint32_t len) const {
+    if (ranking != SCIPIS_BM25 && tf < kRatioTf && len < kRatioLen && len > 0)
+      return qf * idf * sqrt_ratios()[tf * kRatioLen + len];
+    return (*this)(static_cast<double>(tf), static_cast<double>(len));
   }
   // TF-IDF grows with tf / length alone: the block's best posting scores
   // its maximum. BM25 grows with tf and falls with length; a posting of
