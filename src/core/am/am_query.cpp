@@ -130,12 +130,12 @@ void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
 // that an ORDER BY whose filter rejects most rows costs about one pass
 // over what it needs, not a pass per round.
 struct AmQuery::Range {
-  uint64_t lo, hi;
+  uint32_t lo, hi;  // ordinals, both in the range
   double bound;
-  size_t act, nact;  // into acts
+  uint32_t act, nact;  // into acts
   // Into acts too: rows holding one of these terms were scored already
   // (what MaxScore left of a range: its rows of non-essential terms only).
-  size_t excl = 0, nexcl = 0;
+  uint32_t excl = 0, nexcl = 0;
 };
 
 struct AmQuery::Act {
@@ -194,9 +194,19 @@ AmQuery::~AmQuery() = default;
 
 namespace {
 
-bool later_range(const AmQuery::Range& a, const AmQuery::Range& b) {
-  if (a.bound != b.bound) return a.bound < b.bound;
-  return a.lo > b.lo;
+// Orders the ranges' heap: best bound first, then by ordinal.
+struct LaterRange {
+  bool operator()(const AmQuery::Range& a, const AmQuery::Range& b) const {
+    if (a.bound != b.bound) return a.bound < b.bound;
+    return a.lo > b.lo;
+  }
+};
+constexpr LaterRange later_range;
+
+// An index into acts (ranges hold 32-bit ones).
+uint32_t act_index(size_t n) {
+  if (n > UINT32_MAX) fail(SCIPIS_E_INTERNAL, "too many blocks in one query");
+  return static_cast<uint32_t>(n);
 }
 
 bool better_hit(const scipis_am_hit& a, const scipis_am_hit& b) {
@@ -295,22 +305,25 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     ss.acts.reserve(pts.size() * nt);
     for (size_t i = 0; i + 1 < pts.size(); i++) {
       const uint64_t lo = pts[i], hi = pts[i + 1] - 1;
-      Range r{lo, hi, 0, ss.acts.size(), 0};
+      const uint32_t act = act_index(ss.acts.size());
+      double sum = 0;
       for (size_t t = 0; t < nt; t++) {
         if (tb[t].df == 0) continue;
         while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
         if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
         const BlockInfo* info = tb[t].info(cur[t]);
         const double bound = info ? scorers_[t].bound(*info) : kInfScore;
-        r.bound += bound;
+        sum += bound;
         ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t]), bound});
-        r.nact++;
       }
-      if (r.nact == 0 || (match_ == SCIPIS_MATCH_ALL && r.nact < nt)) {
-        ss.acts.resize(r.act);
+      const uint32_t nact = act_index(ss.acts.size()) - act;
+      if (nact == 0 || (match_ == SCIPIS_MATCH_ALL && nact < nt)) {
+        ss.acts.resize(act);
         continue;
       }
-      ss.ranges.push_back(r);
+      // Built in place: a range assembled on the stack and copied costs a
+      // stalled load per range (thousands for a frequent term).
+      ss.ranges.emplace_back(Range{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), sum, act, nact});
     }
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
@@ -401,17 +414,17 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
       if (std::count(essential.begin(), essential.end(), 0) > 0) {
         // A later round may want the rows skipped here: what is left of the
         // range goes back, bounded by the non-essential terms alone.
-        Range rest{r.lo, r.hi, rest_bound, ss.acts.size(), 0, 0, 0};
+        Range rest{r.lo, r.hi, rest_bound, act_index(ss.acts.size()), 0, 0, 0};
         for (size_t a = 0; a < r.nact; a++)
           if (!essential[a]) {
             ss.acts.push_back(ss.acts[r.act + a]);
             rest.nact++;
           }
-        rest.excl = ss.acts.size();
+        rest.excl = act_index(ss.acts.size());
         for (size_t a = 0; a < r.nexcl; a++) ss.acts.push_back(ss.acts[r.excl + a]);
         for (size_t a = 0; a < r.nact; a++)
           if (essential[a]) ss.acts.push_back(ss.acts[r.act + a]);
-        rest.nexcl = ss.acts.size() - rest.excl;
+        rest.nexcl = act_index(ss.acts.size()) - rest.excl;
         ss.ranges[ss.left++] = rest;
         std::push_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
       }

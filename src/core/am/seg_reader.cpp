@@ -244,15 +244,15 @@ bool PagedSegment::lookup(std::string_view term, DictTerm& out) {
   for (uint64_t g = lo > 0 ? lo - 1 : 0; g < f_.groups; g++) {
     if (g >= lo && index_entry(g).key > key) break;
     int found = -1;  // -1: read on; 0: passed it; 1: found
-    // The whole group is read (and so checked) even past the term.
+    // Entries are checked as they are read; those past the term are not.
     each_in_group(g, [&](std::string_view t, DictTerm& d) {
-      if (found >= 0 || t < term) return true;
+      if (t < term) return true;
       found = t == term;
       if (found) {
         out = std::move(d);
         out.term.assign(t);
       }
-      return true;
+      return false;
     });
     if (found >= 0) return found == 1;
   }

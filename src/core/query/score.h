@@ -70,6 +70,8 @@ struct Scorer {
   // at l = max_tf / ratio, or at min_len when that is longer.
   double bound(const BlockInfo& b) const {
     if (!b.min_len || !b.best_tf) return kInfScore;
+    if (ranking != SCIPIS_BM25 && b.best_tf <= UINT32_MAX && b.best_len <= UINT32_MAX)
+      return counts(static_cast<uint32_t>(b.best_tf), static_cast<uint32_t>(b.best_len));
     if (ranking != SCIPIS_BM25) return (*this)(static_cast<double>(b.best_tf), static_cast<double>(b.best_len));
     const double at = static_cast<double>(b.max_tf) * static_cast<double>(b.best_len) /
                       static_cast<double>(b.best_tf);
