@@ -8,7 +8,6 @@ PageCache& PageCache::instance() {
 }
 
 void PageCache::configure(size_t bytes) {
-  std::lock_guard<std::mutex> g(mu_);
   if (bytes < bytes_) {
     where_.clear();
     slots_.clear();
@@ -18,7 +17,6 @@ void PageCache::configure(size_t bytes) {
 }
 
 PageBytes PageCache::get(const PageKey& k) {
-  std::lock_guard<std::mutex> g(mu_);
   auto it = where_.find(k);
   if (it == where_.end()) return nullptr;
   Slot& s = slots_[it->second];
@@ -27,7 +25,6 @@ PageBytes PageCache::get(const PageKey& k) {
 }
 
 void PageCache::put(const PageKey& k, PageBytes page, size_t page_bytes) {
-  std::lock_guard<std::mutex> g(mu_);
   if (page_bytes == 0 || bytes_ < page_bytes || where_.contains(k)) return;
   if (slot_bytes_ != page_bytes) {
     where_.clear();
@@ -53,7 +50,6 @@ void PageCache::put(const PageKey& k, PageBytes page, size_t page_bytes) {
 }
 
 size_t PageCache::pages() const {
-  std::lock_guard<std::mutex> g(mu_);
   return slots_.size();
 }
 

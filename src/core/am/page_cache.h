@@ -4,13 +4,13 @@
 // instead of the buffer manager, without copying it or verifying its
 // checksum again. Bounded by scipis.index_cache_size; evicted by CLOCK, a
 // page read once going before pages every query reads (footers, the
-// dictionary index). Only the main thread reads segments.
+// dictionary index). Only a backend's main thread reads segments (its
+// indexer threads only write them), so the cache takes no lock.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -48,7 +48,6 @@ class PageCache {
     PageBytes page;
     bool ref;
   };
-  mutable std::mutex mu_;
   size_t bytes_ = 0, slot_bytes_ = 0;
   absl::flat_hash_map<PageKey, size_t> where_;
   std::vector<Slot> slots_;
