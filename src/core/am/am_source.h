@@ -115,7 +115,6 @@ class MemIndex : public Source {
   Footer stats_;
   size_t bytes_ = 0;
   std::string scratch_;
-  std::vector<std::string_view> toks_;
   std::vector<std::pair<const std::string_view, Posts>*> sorted_;
   size_t next_ = 0;
 };

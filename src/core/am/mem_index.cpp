@@ -104,6 +104,11 @@ void MemIndex::add_posting(std::string_view term, uint32_t tf) {
     return;
   }
   Posts& p = it->second;
+  // The row's term again (a value's tokens come unsorted): one more.
+  if ((p.n == 1 ? p.ord0 : p.rest[p.rest.size() - 2]) == ord) {
+    (p.n == 1 ? p.tf0 : p.rest.back()) += tf;
+    return;
+  }
   const size_t cap = p.rest.capacity();
   p.rest.push_back(ord);
   p.rest.push_back(tf);
@@ -131,11 +136,21 @@ void MemIndex::add_text(const Tokenizer& tok, uint64_t tid, const char* text, si
     return;
   }
   scratch_.assign(text, len);
-  uint32_t tokens;
-  std::vector<std::pair<std::string_view, uint32_t>> terms;
-  count_terms(tok, scratch_, toks_, terms, tokens);
-  add_doc(tid, tokens);
-  for (auto& [t, n] : terms) add_posting(t, n);
+  // Each token goes to its term's postings as it comes, counted there:
+  // no sort of the row's tokens.
+  add_doc(tid, 0);
+  uint64_t tokens = 0;
+  tok.tokenize_in_place(reinterpret_cast<unsigned char*>(scratch_.data()), scratch_.size(),
+                        [&](const char* s, size_t n) {
+                          tokens++;
+                          add_posting(std::string_view(s, n), 1);
+                        });
+  if (tokens >= UINT32_MAX) fail(SCIPIS_E_INVALID, "value has too many tokens to index");
+  docs_.back().len = static_cast<uint32_t>(tokens);
+  if (tokens > 0) {
+    stats_.counted++;
+    stats_.tokens += tokens;
+  }
 }
 
 void MemIndex::add_entry(std::string_view entry) {
