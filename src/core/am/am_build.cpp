@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "am/am_merge.h"
+#include "am/seg_writer.h"
 #include "pipeline/pipeline.h"
 #include "util/error.h"
 
@@ -95,9 +95,12 @@ void AmBuild::run() {
   try {
     auto mem = std::make_unique<MemIndex>();
     auto emit = [&] {
-      std::vector<std::unique_ptr<Source>> one;
-      one.push_back(std::move(mem));
-      std::string seg = merge_sources(one, nullptr, 0, nullptr);
+      // The thread's rows as they are: terms in order, postings as counted.
+      SegmentWriter w(mem->docs());
+      std::string term;
+      TermPostings p;
+      while (mem->next_term(term, p)) w.term(term, p.ords.data(), p.tfs.data(), p.ords.size());
+      std::string seg = w.finish();
       mem = std::make_unique<MemIndex>();
       std::unique_lock<std::mutex> lk(out_mu_);
       // One finished segment per indexer may wait for the caller.
