@@ -119,6 +119,7 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 	MemoryContext old;
 	int			i;
 	ScipisQuery *order_q = NULL;
+	bool		other_key = false;
 
 	MemoryContextReset(so->cxt);
 	{
@@ -180,9 +181,16 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 		so->keys[so->nkeys++] = scipis_am_open_query(q, so->meta.delimiter);
 		if (order_q && same_query(q, order_q))
 			so->rest_needed = false;
+		else
+			other_key = true;
 	}
-	/* An ordered scan returns rows in score order and lets the executor filter. */
-	if (so->order && so->nkeys > 0)
+
+	/*
+	 * An ordered scan returns rows in score order and lets the executor
+	 * filter by the keys, unless each key is the ordering query: its ranked
+	 * rows all match it.
+	 */
+	if (so->order && other_key)
 		so->recheck = true;
 	MemoryContextSwitchTo(old);
 }

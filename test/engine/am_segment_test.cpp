@@ -356,6 +356,36 @@ TEST(AmSegment, PageCacheServesCheckedPagesWithinItsBound) {
   EXPECT_EQ(scipis_am_cache_pages(), 0u);
 }
 
+// With the page cache on, a segment's second opening takes its footer and
+// every 64th dictionary index key from the backend: each term is still
+// found (the first and last of a chunk, those between).
+TEST(AmSegment, CachedSegmentOpeningsFindEveryTerm) {
+  auto rows = random_rows(2000, 33);
+  for (size_t i = 0; i < rows.size(); i++)
+    for (int u = 0; u < 4; u++) rows[i].text += " u" + std::to_string((4 * i + u) * 7919 % 100000);
+  auto segs = build(rows, 1, 256 << 20);
+  ASSERT_EQ(segs.size(), 1u);
+  Index ix;
+  ix.segs.push_back(ix.pages.add(segs[0]));
+  ix.pages.rel[0] = ix.pages.rel[1] = ix.pages.rel[2] = 9;
+  scipis_am_cache_configure(32 << 20);
+  // The first query opens the segment and keeps what it read.
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) expect_matches_oracle(ix, rows, 34);
+    for (size_t i = 0; i < rows.size(); i += 37) {
+      if (rows[i].null) continue;
+      const std::string q = "u" + std::to_string(4 * i * 7919 % 100000);
+      auto got = ranked_in_rounds(ix, q, false, 10);
+      ASSERT_EQ(got.size(), 1u) << q;
+      EXPECT_EQ(got[0].tid, rows[i].tid) << q;
+    }
+    EXPECT_TRUE(ranked_in_rounds(ix, "u100001", false, 10).empty());
+    EXPECT_TRUE(ranked_in_rounds(ix, "zzzzzzzzzzzz", false, 10).empty());
+    EXPECT_TRUE(ranked_in_rounds(ix, "0", false, 10).empty());
+  }
+  scipis_am_cache_configure(0);
+}
+
 TEST(AmSegment, PendingEntriesAndMergeWithDeadRows) {
   auto rows = random_rows(2000, 8);
   unsigned char delim[256];

@@ -9,6 +9,7 @@ PageCache& PageCache::instance() {
 
 void PageCache::configure(size_t bytes) {
   if (bytes < bytes_) {
+    metas_.clear();
     where_.clear();
     slots_.clear();
     hand_ = 0;
@@ -47,6 +48,18 @@ void PageCache::put(const PageKey& k, PageBytes page, size_t page_bytes) {
   s = Slot{k, std::move(page), false};
   where_.emplace(k, hand_);
   hand_ = (hand_ + 1) % slots_.size();
+}
+
+std::shared_ptr<const SegMeta> PageCache::meta(const SegKey& k) const {
+  auto it = metas_.find(k);
+  return it == metas_.end() ? nullptr : it->second;
+}
+
+void PageCache::put_meta(const SegKey& k, std::shared_ptr<const SegMeta> m) {
+  if (bytes_ == 0) return;
+  // A few hundred bytes each; past this many segments, start over.
+  if (metas_.size() >= 4096) metas_.clear();
+  metas_[k] = std::move(m);
 }
 
 size_t PageCache::pages() const {

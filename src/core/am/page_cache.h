@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "am/am_format.h"
 #include "scipis_engine.h"
 
 namespace scipis::am {
@@ -33,6 +34,29 @@ struct PageKey {
 
 using PageBytes = std::shared_ptr<const unsigned char[]>;
 
+// A segment of a relation, as the cache names it.
+struct SegKey {
+  uint32_t rel[3];
+  uint32_t seg_id, seg_start, seg_npages;
+  uint64_t seg_bytes;
+  bool operator==(const SegKey&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const SegKey& k) {
+    return H::combine(std::move(h), k.rel[0], k.rel[1], k.rel[2], k.seg_id, k.seg_start, k.seg_npages,
+                      k.seg_bytes);
+  }
+};
+
+// What opening a segment reads and works out (its footer, where its rows
+// end, every kIndexChunk-th key of its dictionary index), kept so that a
+// query opens it without reading a page.
+constexpr uint64_t kIndexChunk = 64;
+struct SegMeta {
+  Footer f;
+  uint64_t docs_end = 0, tid_bits = 0;
+  std::vector<uint64_t> chunk_keys;
+};
+
 class PageCache {
  public:
   static PageCache& instance();
@@ -41,6 +65,8 @@ class PageCache {
   PageBytes get(const PageKey& k);
   void put(const PageKey& k, PageBytes page, size_t page_bytes);
   size_t pages() const;
+  std::shared_ptr<const SegMeta> meta(const SegKey& k) const;
+  void put_meta(const SegKey& k, std::shared_ptr<const SegMeta> m);
 
  private:
   struct Slot {
@@ -50,6 +76,7 @@ class PageCache {
   };
   size_t bytes_ = 0, slot_bytes_ = 0;
   absl::flat_hash_map<PageKey, size_t> where_;
+  absl::flat_hash_map<SegKey, std::shared_ptr<const SegMeta>> metas_;
   std::vector<Slot> slots_;
   size_t hand_ = 0;
 };

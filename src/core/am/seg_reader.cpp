@@ -15,6 +15,15 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
       seg.bytes > static_cast<uint64_t>(seg.npages) * rd.payload ||
       seg.bytes <= static_cast<uint64_t>(seg.npages - 1) * rd.payload)
     fail_corrupt(what_, "segment length disagrees with its pages");
+  const bool cache = cacheable(rd_);
+  const SegKey key{{rd_.cache_rel[0], rd_.cache_rel[1], rd_.cache_rel[2]}, seg_.id, seg_.start, seg_.npages, seg_.bytes};
+  if (cache) meta_ = PageCache::instance().meta(key);
+  if (meta_) {
+    f_ = meta_->f;
+    docs_end_ = meta_->docs_end;
+    tid_bits_ = meta_->tid_bits;
+    return;
+  }
   std::string raw(kFooterBytes, '\0');
   read(seg.bytes - kFooterBytes, kFooterBytes, raw.data());
   f_ = decode_footer(raw, seg.bytes, what_);
@@ -30,6 +39,17 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
       fail_corrupt(what_, "bad row identifier group");
     tid_bits_ = end;
     docs_end_ += end;
+  }
+  if (cache) {
+    auto m = std::make_shared<SegMeta>();
+    m->f = f_;
+    m->docs_end = docs_end_;
+    m->tid_bits = tid_bits_;
+    // The next opening narrows its dictionary search to kIndexChunk
+    // groups without reading the index.
+    for (uint64_t g = 0; g < f_.groups; g += kIndexChunk) m->chunk_keys.push_back(index_entry(g).key);
+    meta_ = m;
+    PageCache::instance().put_meta(key, std::move(m));
   }
 }
 
@@ -234,6 +254,14 @@ bool PagedSegment::lookup(std::string_view term, DictTerm& out) {
   // The last group whose first key is below key may hold the term, and so
   // may every group whose first key equals it.
   uint64_t lo = 0, hi = f_.groups;
+  if (meta_ && !meta_->chunk_keys.empty()) {
+    // The first chunk whose first key is not below key: the first group
+    // with such a key is at most its first, past the previous chunk's.
+    const auto& ck = meta_->chunk_keys;
+    const uint64_t c = static_cast<uint64_t>(std::lower_bound(ck.begin(), ck.end(), key) - ck.begin());
+    lo = c > 0 ? (c - 1) * kIndexChunk + 1 : 0;
+    hi = std::min(f_.groups, c * kIndexChunk);
+  }
   while (lo < hi) {
     const uint64_t mid = (lo + hi) / 2;
     if (index_entry(mid).key < key)

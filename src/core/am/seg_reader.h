@@ -57,6 +57,7 @@ class PagedSegment : public Source {
   scipis_am_segment seg_;
   std::string what_;
   Footer f_;
+  std::shared_ptr<const SegMeta> meta_;  // the backend's, when it caches
   uint64_t docs_end_ = 0;  // where the rows' sections end
   uint64_t tid_bits_ = 0;  // bytes of the tid groups' bits (version 3)
   absl::flat_hash_map<uint32_t, PageBytes> pages_;
