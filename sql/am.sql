@@ -141,6 +141,29 @@ SELECT problem, detail FROM scipis_index_check('am_chk_body');
 SELECT * FROM scipis_index_check('am_chk');
 DROP TABLE am_chk;
 
+-- Pending merges fold the newest segments back while each is larger than
+-- the one before it: the many equal segments of a build stay, they are not
+-- all rewritten behind the first one a merge reaches.
+CREATE TABLE am_tiers (id int, body text);
+INSERT INTO am_tiers SELECT i, 'w' || (i % 1000) || ' x' || (i * 7 % 5003) || ' common'
+  FROM generate_series(1, 60000) i;
+CREATE INDEX am_tiers_body ON am_tiers USING scipis (body)
+  WITH (tfidf_index_size = 1, indexer_threads = 2, pending_limit = 64);
+CREATE TEMP TABLE am_tiers_built AS SELECT segment FROM scipis_index_segments('am_tiers_body');
+SELECT count(*) >= 4 AS several FROM am_tiers_built;
+SELECT ordinal = 1 AS first, first_page = 1 AS at_page_1, pages > 0 AND bytes > 0 AS sized
+  FROM scipis_index_segments('am_tiers_body') WHERE ordinal = 1;
+INSERT INTO am_tiers SELECT i, 'w' || (i % 1000) || ' late' || (i % 77) || ' common'
+  FROM generate_series(60001, 110000) i;
+SELECT count(*) >= (SELECT count(*) FROM am_tiers_built) / 2 AS build_segments_stay
+  FROM scipis_index_segments('am_tiers_body') JOIN am_tiers_built USING (segment);
+SELECT count(*) <= (SELECT count(*) FROM am_tiers_built) + 12 AS few
+  FROM scipis_index_segments('am_tiers_body');
+SELECT count(*) FROM am_tiers WHERE body @@@ 'common';
+SELECT count(*) FROM am_tiers WHERE body @@@ 'late5';
+SELECT * FROM scipis_index_segments('am_tiers');
+DROP TABLE am_tiers, am_tiers_built;
+
 -- A scan with no condition (count(*) when only the index is allowed)
 -- lists every row, NULL values included.
 CREATE TABLE am_all (id int, body text);

@@ -14,13 +14,18 @@
 
 /*
  * Which segments a pending flush takes with it: from the newest back, each
- * no more than twice what is merged so far, so segments grow
- * geometrically and stay few; all but the oldest when the table is full.
+ * no more than twice what is merged so far and, past the first, larger
+ * than the one taken before it, so segments grow geometrically and stay
+ * few; all but the oldest when the table is full. A run of segments of
+ * one size (CREATE INDEX writes many) is taken one at a time: without the
+ * second rule, once the first was taken every other would be too, and a
+ * small COPY would rewrite the whole index.
  */
 static void
 choose_for_flush(const ScipisMeta *meta, bool *take)
 {
 	uint64		acc = meta->pending_bytes;
+	uint64		prev = 0;
 	int			i;
 
 	for (i = (int) meta->nsegments - 1; i >= 0; i--)
@@ -28,10 +33,12 @@ choose_for_flush(const ScipisMeta *meta, bool *take)
 		const scipis_am_segment *s = &meta->segments[i];
 		int			left = i;	/* segments that would remain besides the new one */
 
-		if (s->bytes <= 2 * acc || left >= SCIPIS_MAX_SEGMENTS - 1)
+		if ((s->bytes <= 2 * acc && (prev == 0 || s->bytes > prev)) ||
+			left >= SCIPIS_MAX_SEGMENTS - 1)
 		{
 			take[i] = true;
 			acc += s->bytes;
+			prev = s->bytes;
 		}
 		else
 			break;

@@ -71,3 +71,11 @@ CREATE FUNCTION scipis_index_check(index regclass,
     AS 'MODULE_PATHNAME', 'scipis_index_check' LANGUAGE C STRICT;
 COMMENT ON FUNCTION scipis_index_check(regclass) IS
     'checks a scipis index against its table (like amcheck); no rows when they agree';
+
+CREATE FUNCTION scipis_index_segments(index regclass,
+                                      OUT ordinal int, OUT segment bigint, OUT first_page bigint,
+                                      OUT pages bigint, OUT bytes bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'scipis_index_segments' LANGUAGE C STRICT;
+COMMENT ON FUNCTION scipis_index_segments(regclass) IS
+    'the segments of a scipis index, oldest first: identifier, first page, pages, bytes';
