@@ -45,14 +45,20 @@ choose_for_flush(const ScipisMeta *meta, bool *take)
 	}
 }
 
+/* merge()'s choice of segments: the flush policy, none, or one by id. */
+#define MERGE_BY_POLICY (-1)
+#define MERGE_NO_SEGMENT (-2)
+
 /*
- * dead: sorted row keys to leave out (VACUUM). With dead rows, every
- * segment holding one is rewritten; otherwise the flush policy chooses.
- * Returns false when another merge held the lock and wait is false.
+ * dead: sorted row keys to leave out (VACUUM). which: MERGE_BY_POLICY (a
+ * pending flush), MERGE_NO_SEGMENT, or the id of the one segment to
+ * rewrite, which keeps its place among the others. fold_pending: the
+ * pending list goes in too. unlock: SCIPIS_LOCK_MERGE is released at the
+ * end. Returns false when another merge held the lock and wait is false.
  */
 static bool
-merge(Relation index, bool wait, const uint64 *dead, size_t ndead, const bool *rewrite,
-	  bool locked)
+merge(Relation index, bool wait, const uint64 *dead, size_t ndead, int64 which, bool fold_pending,
+	  bool locked, bool unlock)
 {
 	ScipisMeta	meta;
 	bool		take[SCIPIS_MAX_SEGMENTS] = {0};
@@ -83,14 +89,17 @@ merge(Relation index, bool wait, const uint64 *dead, size_t ndead, const bool *r
 		return false;
 
 	scipis_am_read_meta(index, &meta);
-	if (rewrite)
-		memcpy(take, rewrite, sizeof(bool) * meta.nsegments);
-	else
+	if (which == MERGE_BY_POLICY)
 		choose_for_flush(&meta, take);
+	else
+		for (i = 0; i < meta.nsegments; i++)
+			take[i] = (int64) meta.segments[i].id == which;
 	for (i = 0; i < meta.nsegments; i++)
 		if (take[i])
 			chosen[nchosen++] = meta.segments[i];
 	scipis_am_view_read(index, &meta, &view, &end_block, &end_item);
+	if (!fold_pending)
+		view.npending = 0;
 	consumed = view.npending;
 	for (i = 0; i < view.npending; i++)
 		consumed_bytes += view.pending_len[i];
@@ -98,7 +107,8 @@ merge(Relation index, bool wait, const uint64 *dead, size_t ndead, const bool *r
 	view.nsegs = nchosen;
 	if (nchosen == 0 && consumed == 0)
 	{
-		UnlockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
+		if (unlock)
+			UnlockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
 		return true;
 	}
 
@@ -120,6 +130,7 @@ merge(Relation index, bool wait, const uint64 *dead, size_t ndead, const bool *r
 	m = ScipisPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	{
 		uint32		kept = 0;
+		bool		placed = false;
 
 		for (i = 0; i < m->nsegments; i++)
 		{
@@ -129,17 +140,24 @@ merge(Relation index, bool wait, const uint64 *dead, size_t ndead, const bool *r
 			for (c = 0; c < nchosen; c++)
 				if (chosen[c].id == m->segments[i].id)
 					gone = true;
-			if (gone)
-				scipis_am_free_pages(index, m, m->segments[i].start, m->segments[i].npages);
-			else
+			if (!gone)
 				m->segments[kept++] = m->segments[i];
+			else
+			{
+				scipis_am_free_pages(index, m, m->segments[i].start, m->segments[i].npages);
+				/* A segment rewritten alone keeps its place. */
+				if (blob && which >= 0 && !placed)
+				{
+					m->segments[kept++] = fresh;
+					placed = true;
+				}
+			}
 		}
 		m->nsegments = kept;
-	}
-	if (blob)
-	{
-		m->segments[m->nsegments++] = fresh;
-		m->next_segment_id = fresh.id + 1;
+		if (blob && !placed)
+			m->segments[m->nsegments++] = fresh;
+		if (blob)
+			m->next_segment_id = fresh.id + 1;
 	}
 	if (consumed > 0)
 	{
@@ -177,22 +195,38 @@ merge(Relation index, bool wait, const uint64 *dead, size_t ndead, const bool *r
 	UnlockReleaseBuffer(metabuf);
 	UnlockPage(index, SCIPIS_LOCK_VIEW, ExclusiveLock);
 	UnlockPage(index, SCIPIS_LOCK_APPEND, ExclusiveLock);
-	UnlockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
+	if (unlock)
+		UnlockPage(index, SCIPIS_LOCK_MERGE, ExclusiveLock);
 	return true;
 }
 
 bool
 scipis_am_flush_pending(Relation index, bool wait)
 {
-	return merge(index, wait, NULL, 0, NULL, false);
+	return merge(index, wait, NULL, 0, MERGE_BY_POLICY, true, false, true);
 }
 
 /*
  * VACUUM, holding SCIPIS_LOCK_MERGE since it read the rows (released here):
- * rewrites the segments flagged in rewrite and folds in the pending list.
+ * folds the pending list, then rewrites the segments flagged in rewrite one
+ * at a time, each published before the next is read: a rewrite holds one
+ * segment in memory and the pages each frees are there for the next, so
+ * the index grows by about one segment, not by all it rewrites. Nothing
+ * else merges meanwhile, so no dead row escapes into another segment.
  */
 void
 scipis_am_merge_vacuum(Relation index, const uint64 *dead, size_t ndead, const bool *rewrite)
 {
-	merge(index, true, dead, ndead, rewrite, true);
+	ScipisMeta	meta;
+	uint32		ids[SCIPIS_MAX_SEGMENTS];
+	uint32		n = 0,
+				i;
+
+	scipis_am_read_meta(index, &meta);
+	for (i = 0; i < meta.nsegments; i++)
+		if (rewrite[i])
+			ids[n++] = meta.segments[i].id;
+	merge(index, true, dead, ndead, MERGE_NO_SEGMENT, true, true, n == 0);
+	for (i = 0; i < n; i++)
+		merge(index, true, dead, ndead, (int64) ids[i], false, true, i + 1 == n);
 }
