@@ -228,3 +228,67 @@ SELECT '{"query": "a \"b\"", "ranking": "bm25", "match": "all", "index": "am_doc
 SELECT 'plain words'::scipisquery;
 
 DROP TABLE am_docs, am_tickets;
+
+-- Long values, stored out of line (TOAST): what an ordered index scan
+-- returns for a row, in the select list too, is what the operators compute
+-- on the row's own text with index scans off.
+CREATE TABLE am_long (id int PRIMARY KEY, kind int, body text);
+INSERT INTO am_long
+SELECT i, i % 4, (SELECT string_agg(CASE WHEN i % 3 <> 0 AND j % (7 + i % 5) = 0 THEN 'needle'
+                                    WHEN j % 11 = 0 THEN 'thread'
+                                    ELSE substr(md5((i * 100000 + j)::text), 1, 6) END, ' ')
+                  FROM generate_series(1, 2000 + 300 * i) j)
+FROM generate_series(1, 30) i;
+INSERT INTO am_long VALUES (31, 0, 'a needle in a short row'), (32, 0, NULL);
+CREATE INDEX am_long_body ON am_long USING scipis (body);
+SELECT reltoastrelid::regclass AS long_toast FROM pg_class WHERE relname = 'am_long' \gset
+SELECT count(DISTINCT chunk_id) AS values_out_of_line FROM :long_toast;
+-- The planner's row estimate of @@@ comes from the index: its df over its N,
+-- times the table's rows.
+CREATE FUNCTION plan_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Plan Rows')::float8;
+END $$;
+SELECT plan_rows($$SELECT id FROM am_long WHERE body @@@ 'needle'$$) AS estimated,
+       (SELECT count(*) FROM am_long WHERE body @@@ 'needle') AS actual;
+SELECT plan_rows($$SELECT id FROM am_long WHERE body @@@ 'absent words'$$) AS estimated;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id, body <@> 'needle' AS d FROM am_long ORDER BY d LIMIT 40;
+CREATE TEMP TABLE long_by_index AS
+SELECT 1 AS qn, id, body <@> 'needle' AS d, body @@@ 'needle' AS m FROM am_long ORDER BY d LIMIT 40;
+INSERT INTO long_by_index
+SELECT 2, id, body <@> 'needle thread' AS d, body @@@ 'needle thread' FROM am_long ORDER BY d LIMIT 7;
+INSERT INTO long_by_index
+SELECT 3, id, body <@> scipis_query('needle thread', 'bm25', 'all') AS d,
+       body @@@ scipis_query('needle thread', 'bm25', 'all')
+FROM am_long WHERE kind <> 1 ORDER BY d LIMIT 5;
+-- A version of a row with the same value: the same stored value, its score.
+UPDATE am_long SET kind = kind WHERE id IN (4, 5);
+INSERT INTO long_by_index
+SELECT 4, id, body <@> 'needle' AS d, body @@@ 'needle' FROM am_long ORDER BY d LIMIT 40;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+RESET enable_seqscan;
+CREATE TEMP TABLE long_by_seq AS
+SELECT 1 AS qn, id, body <@> 'needle' AS d, body @@@ 'needle' AS m FROM am_long ORDER BY d, id LIMIT 40;
+INSERT INTO long_by_seq
+SELECT 2, id, body <@> 'needle thread' AS d, body @@@ 'needle thread' FROM am_long ORDER BY d LIMIT 7;
+INSERT INTO long_by_seq
+SELECT 3, id, body <@> scipis_query('needle thread', 'bm25', 'all') AS d,
+       body @@@ scipis_query('needle thread', 'bm25', 'all')
+FROM am_long WHERE kind <> 1 ORDER BY d LIMIT 5;
+INSERT INTO long_by_seq
+SELECT 4, id, body <@> 'needle' AS d, body @@@ 'needle' FROM am_long ORDER BY d, id LIMIT 40;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SELECT qn, count(*) AS rows, count(*) FILTER (WHERE m) AS matching, count(*) FILTER (WHERE d IS NULL) AS null_rows
+FROM long_by_index GROUP BY qn ORDER BY qn;
+-- Every row and score alike (1e-12 relative); nothing on one side only.
+SELECT qn, id, i.d AS by_index, s.d AS by_seq, i.m AS m_index, s.m AS m_seq
+FROM long_by_index i FULL JOIN long_by_seq s USING (qn, id)
+WHERE i.id IS NULL OR s.id IS NULL OR i.m IS DISTINCT FROM s.m
+   OR (i.d IS NULL) <> (s.d IS NULL) OR abs(i.d - s.d) > 1e-12 * abs(s.d);
+DROP TABLE am_long;
+DROP FUNCTION plan_rows(text);

@@ -616,9 +616,14 @@ scipis_am_query *scipis_am_query_new(const char *query, size_t len,
 									 scipis_ranking ranking, scipis_match match,
 									 scipis_error *err);
 void		scipis_am_query_free(scipis_am_query *q);
-/* Takes from's N, df and avgdl (a prepared query of the same text). */
-int			scipis_am_query_adopt(scipis_am_query *q, const scipis_am_query *from,
+/*
+ * Takes from's N, df and avgdl (a prepared query of the same text); with
+ * take_opened also what from's prepare kept for a scan's first round.
+ */
+int			scipis_am_query_adopt(scipis_am_query *q, scipis_am_query *from, int take_opened,
 								  scipis_error *err);
+/* The fraction of the index's rows that match (after prepare; 0 before). */
+double		scipis_am_query_selectivity(const scipis_am_query *q);
 /*
  * Fixes N, df and avgdl from view; later calls keep the first ones. With
  * for_scan, what it read waits for the first ranked round (same view).

@@ -180,7 +180,24 @@ typedef struct ScipisQuery
 
 extern scipis_am_query *scipis_am_open_query(const ScipisQuery *q,
 											 const unsigned char delimiter[256]);
+/* Who asks for a statement's statistics (am_query.c). */
+typedef enum ScipisStatsFor
+{
+	SCIPIS_STATS_OPERATOR,		/* an operator's own evaluation */
+	SCIPIS_STATS_SCAN,			/* an ordered scan: keeps what it read for its first round */
+	SCIPIS_STATS_PLAN			/* the planner's estimate: kept for the scan that follows */
+} ScipisStatsFor;
+
 extern void scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query *into,
-									  bool for_scan);
+									  ScipisStatsFor who);
+/* am_selfuncs.c: what one call of an operator on arg costs the planner. */
+struct PlannerInfo;
+extern bool scipis_am_call_cost(struct PlannerInfo *root, Node *arg, Cost *per_call);
+
+/* am_memo.c: the score of the row an ordered scan returned last. */
+extern void scipis_am_memo_note(Relation index, const ScipisQuery *q, ItemPointer tid,
+								bool matches, double score);
+extern bool scipis_am_memo_lookup(Oid index, const ScipisQuery *q, Datum value, int *matches,
+								  double *score);
 
 #endif

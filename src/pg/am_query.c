@@ -300,11 +300,12 @@ same_text(const ScipisQuery *a, const ScipisQuery *b)
 
 /*
  * into (q) with this statement's statistics of index, read once per
- * statement; for_scan: into is an ordered scan's, which keeps what it read
- * for its first round.
+ * statement: by the planner's estimate, the scan or the operators, whichever
+ * comes first, so that all of them score alike.
  */
 void
-scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query *into, bool for_scan)
+scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query *into,
+						  ScipisStatsFor who)
 {
 	TimestampTz stmt = GetCurrentStatementStartTimestamp();
 	LocalTransactionId lxid = MyProc->lxid;
@@ -336,12 +337,13 @@ scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query 
 		scipis_am_read_meta(index, &meta);
 		scipis_am_view_read(index, &meta, &view, NULL, NULL);
 		scipis_am_reader_init(&rd, &ctx, index);
-		rc = scipis_am_query_prepare(into, &view, &rd, for_scan, &err);
+		rc = scipis_am_query_prepare(into, &view, &rd, who != SCIPIS_STATS_OPERATOR, &err);
 		UnlockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
 		if (rc != 0)
 			scipis_am_fail(&ctx, &err, index);
 		eq = scipis_am_open_query(q, meta.delimiter);
-		if (scipis_am_query_adopt(eq, into, &err) != 0)
+		/* The planner's reads wait in the slot for the scan. */
+		if (scipis_am_query_adopt(eq, into, who == SCIPIS_STATS_PLAN, &err) != 0)
 		{
 			scipis_am_query_free(eq);
 			scipis_raise(&err);
@@ -360,7 +362,7 @@ scipis_am_statement_stats(Relation index, const ScipisQuery *q, scipis_am_query 
 		slot->stmt = stmt;
 		return;
 	}
-	if (scipis_am_query_adopt(into, slot->eq, &err) != 0)
+	if (scipis_am_query_adopt(into, slot->eq, who == SCIPIS_STATS_SCAN, &err) != 0)
 		scipis_raise(&err);
 }
 
@@ -368,6 +370,7 @@ typedef struct OpCache
 {
 	ScipisQuery *q;
 	scipis_am_query *eq;
+	Oid			index;
 	bool		prepared;
 } OpCache;
 
@@ -407,6 +410,7 @@ op_cache(FunctionCallInfo fcinfo, ScipisQuery *q, bool want_stats)
 	free_opcache(c);
 	c->prepared = false;
 	ixoid = index_for(q);
+	c->index = ixoid;
 	index = index_open(ixoid, AccessShareLock);
 	if (pg_class_aclcheck(index->rd_index->indrelid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR,
@@ -421,7 +425,7 @@ op_cache(FunctionCallInfo fcinfo, ScipisQuery *q, bool want_stats)
 	c->eq = scipis_am_open_query(q, meta.delimiter);
 	if (want_stats)
 	{
-		scipis_am_statement_stats(index, q, c->eq, false);
+		scipis_am_statement_stats(index, q, c->eq, SCIPIS_STATS_OPERATOR);
 		c->prepared = true;
 	}
 	index_close(index, AccessShareLock);
@@ -431,11 +435,14 @@ op_cache(FunctionCallInfo fcinfo, ScipisQuery *q, bool want_stats)
 static void
 eval(FunctionCallInfo fcinfo, bool want_stats, int *matches, double *score)
 {
-	text	   *t = PG_GETARG_TEXT_PP(0);
 	ScipisQuery *q = DatumGetScipisQuery(PG_GETARG_DATUM(1));
 	OpCache    *c = op_cache(fcinfo, q, want_stats);
+	text	   *t;
 	scipis_error err;
 
+	if (scipis_am_memo_lookup(c->index, q, PG_GETARG_DATUM(0), matches, score))
+		return;
+	t = PG_GETARG_TEXT_PP(0);
 	if (scipis_am_query_value(c->eq, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), matches, score,
 							  &err) != 0)
 		scipis_raise(&err);

@@ -376,7 +376,7 @@ next_round(IndexScanDesc scan)
 		{
 			so->phase = PHASE_RANKED;
 			/* The statistics the operators of this statement use too. */
-			scipis_am_statement_stats(scan->indexRelation, so->order_q, so->order, true);
+			scipis_am_statement_stats(scan->indexRelation, so->order_q, so->order, SCIPIS_STATS_SCAN);
 		}
 		else if (so->nhits < so->round)
 		{
@@ -450,6 +450,8 @@ scipis_am_gettuple(IndexScanDesc scan, ScanDirection dir)
 		{
 			scan->xs_orderbyvals[0] = Float8GetDatum(so->phase == PHASE_REST ? 0.0 : -h->score);
 			scan->xs_orderbynulls[0] = false;
+			scipis_am_memo_note(scan->indexRelation, so->order_q, &scan->xs_heaptid,
+								so->phase != PHASE_REST, so->phase == PHASE_REST ? 0.0 : h->score);
 		}
 	}
 	return true;

@@ -121,6 +121,22 @@ scipis_op_support(PG_FUNCTION_ARGS)
 	OpExpr	   *op;
 	Oid			right_type;
 
+	if (IsA(rawreq, SupportRequestCost))
+	{
+		SupportRequestCost *creq = (SupportRequestCost *) rawreq;
+		List	   *args = NIL;
+		Cost		per_call;
+
+		if (creq->node && IsA(creq->node, OpExpr))
+			args = ((OpExpr *) creq->node)->args;
+		else if (creq->node && IsA(creq->node, FuncExpr))
+			args = ((FuncExpr *) creq->node)->args;
+		if (list_length(args) != 2 || !scipis_am_call_cost(creq->root, linitial(args), &per_call))
+			PG_RETURN_POINTER(NULL);
+		creq->startup = 0;
+		creq->per_tuple = per_call;
+		PG_RETURN_POINTER(creq);
+	}
 	if (!IsA(rawreq, SupportRequestSimplify))
 		PG_RETURN_POINTER(NULL);
 	req = (SupportRequestSimplify *) rawreq;

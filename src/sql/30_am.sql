@@ -46,9 +46,12 @@ CREATE FUNCTION scipis_distance_op(text, scipisquery) RETURNS float8
     AS 'MODULE_PATHNAME', 'scipis_distance_op' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
     SUPPORT scipis_op_support;
 
+-- How many rows match: from the index's N and df of the query's terms.
+CREATE FUNCTION scipis_matchsel(internal, oid, internal, integer) RETURNS float8
+    AS 'MODULE_PATHNAME', 'scipis_matchsel' LANGUAGE C STABLE STRICT;
 CREATE OPERATOR @@@ (
     LEFTARG = text, RIGHTARG = scipisquery, FUNCTION = scipis_match_op,
-    RESTRICT = contsel, JOIN = contjoinsel
+    RESTRICT = scipis_matchsel, JOIN = contjoinsel
 );
 COMMENT ON OPERATOR @@@ (text, scipisquery) IS 'the value matches the scipis query';
 CREATE OPERATOR <@> (

@@ -146,9 +146,12 @@ void scipis_am_cache_configure(size_t bytes) { scipis::am::PageCache::instance()
 
 size_t scipis_am_cache_pages(void) { return scipis::am::PageCache::instance().pages(); }
 
-int scipis_am_query_adopt(scipis_am_query* q, const scipis_am_query* from, scipis_error* err) {
-  return guarded(err, [&] { q->q.adopt(from->q); });
+int scipis_am_query_adopt(scipis_am_query* q, scipis_am_query* from, int take_opened,
+                          scipis_error* err) {
+  return guarded(err, [&] { q->q.adopt(from->q, take_opened != 0); });
 }
+
+double scipis_am_query_selectivity(const scipis_am_query* q) { return q->q.selectivity(); }
 
 int scipis_am_query_prepare(scipis_am_query* q, const scipis_am_view* view, const scipis_am_reader* rd,
                             int for_scan, scipis_error* err) {

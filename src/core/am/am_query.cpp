@@ -69,15 +69,29 @@ class BestAfter {
 
 }  // namespace
 
-void AmQuery::adopt(const AmQuery& from) {
+void AmQuery::adopt(AmQuery& from, bool take_opened) {
   if (!from.prepared_ || from.terms_.size() != terms_.size() || from.ranking_ != ranking_)
     fail(SCIPIS_E_INTERNAL, "query statistics taken from another query");
   for (size_t t = 0; t < terms_.size(); t++)
     if (from.terms_[t].term != terms_[t].term || from.terms_[t].qf != terms_[t].qf)
       fail(SCIPIS_E_INTERNAL, "query statistics taken from another query");
   avgdl_ = from.avgdl_;
+  n_ = from.n_;
+  df_ = from.df_;
   idf_ = from.idf_;
+  if (take_opened && from.opened_ && !opened_) opened_ = std::move(from.opened_);
   prepared_ = true;
+}
+
+double AmQuery::selectivity() const {
+  if (!prepared_ || n_ <= 0) return 0;
+  double all = 1, none = 1;
+  for (double df : df_) {
+    const double p = std::min(1.0, df / n_);
+    all *= p;
+    none *= 1 - p;
+  }
+  return match_ == SCIPIS_MATCH_ALL ? all : 1 - none;
 }
 
 template <typename F>
@@ -252,6 +266,8 @@ void AmQuery::prepare(const scipis_am_view& view, const scipis_am_reader& rd, bo
     }
   }
   avgdl_ = N > 0 ? tokens / N : 0;
+  n_ = N;
+  df_ = df;
   idf_.resize(terms_.size());
   for (size_t t = 0; t < terms_.size(); t++) idf_[t] = term_idf(ranking_, N, df[t]);
   prepared_ = true;

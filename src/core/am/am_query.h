@@ -25,7 +25,12 @@ class AmQuery {
   // keep: the sources and the terms' blocks read for the statistics stay
   // for the first ranked round, if the view is still the same.
   void prepare(const scipis_am_view& view, const scipis_am_reader& rd, bool keep = false);
-  void adopt(const AmQuery& from);
+  // take_opened: what from's prepare(keep) read moves here, for the first
+  // ranked round (from: the statement's copy made while planning).
+  void adopt(AmQuery& from, bool take_opened = false);
+  // The fraction of the view's rows that match, by df and N (terms taken
+  // as independent for `all`).
+  double selectivity() const;
   void ranked(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
               double after_score, uint64_t after_tid);
   void rest(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k, bool has_after,
@@ -50,6 +55,8 @@ class AmQuery {
   scipis_match match_;
   bool prepared_ = false;
   double avgdl_ = 0;
+  double n_ = 0;
+  std::vector<double> df_;
   std::vector<double> idf_;
   std::string scratch_;
   // A ranked scan's state between rounds (am_query.cpp).
