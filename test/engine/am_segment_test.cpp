@@ -646,6 +646,54 @@ TEST(AmSegment, DamagedBytesAreErrorsNotCrashes) {
   EXPECT_GT(errors, 50);
 }
 
+// The in-memory postings (a build's and the pending entries') at their
+// edges: a term once, in rows far apart (gaps of several varint bytes),
+// with a tf past 2^16, and repeated within rows as a value's tokens come.
+TEST(AmSegment, InMemoryPostingsRoundTripAtTheirEdges) {
+  std::vector<Row> rows;
+  const size_t n = 200000;
+  for (size_t i = 0; i < n; i++) {
+    Row r{(static_cast<uint64_t>(i / 7 + 1) << 16) | (i % 7 + 1), "w" + std::to_string(i % 5), false};
+    if (i == 0 || i == n - 1) r.text += " rare";
+    if (i % 70000 == 3) r.text += " mid w1 mid";
+    if (i == 5) {
+      r.text.reserve(70001 * 4);
+      for (int k = 0; k < 70001; k++) r.text += " big";
+    }
+    if (i == 6) r.text = "once";
+    rows.push_back(std::move(r));
+  }
+  const std::vector<std::string> queries = {"rare", "mid", "big", "once", "w1", "big rare mid"};
+  Index ix;
+  for (auto& seg : build(rows, 1, uint64_t{1} << 30)) ix.segs.push_back(ix.pages.add(seg));
+  ASSERT_EQ(ix.segs.size(), 1u);
+  // The same rows far apart as pending entries too (their own ordinals).
+  Index pend;
+  std::vector<Row> some;
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  scipis_error err;
+  for (size_t i = 0; i < n; i += (i < 10 || i + 10 > n) ? 1 : 9973) {
+    some.push_back(rows[i]);
+    scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
+                                               0, delim, &err);
+    ASSERT_NE(e, nullptr) << err.message;
+    pend.pending.push_back(take_blob(e));
+  }
+  for (auto* c : {&ix, &pend}) {
+    const std::vector<Row>& live = c == &ix ? rows : some;
+    for (const std::string& q : queries) {
+      auto want = oracle(live, q, false);
+      auto got = ranked_in_rounds(*c, q, false, 1000);
+      ASSERT_EQ(got.size(), want.size()) << q;
+      for (auto& h : got) {
+        ASSERT_TRUE(want.count(h.tid)) << q;
+        EXPECT_NEAR(h.score, want[h.tid], 1e-9 * want[h.tid]) << q;
+      }
+    }
+  }
+}
+
 TEST(AmSegment, HostileEntriesAreRefused) {
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);

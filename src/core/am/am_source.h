@@ -97,10 +97,15 @@ class MemIndex : public Source {
   bool next_term(std::string& term, TermPostings& out) override;
 
  private:
+  // A term's postings as varints (a build holds millions of them: a
+  // segment's rows per byte of memory decide how many segments a query
+  // visits): per posting before the last its tf and the gap to the next
+  // row; the last one apart, as a row's tokens still count into it.
   struct Posts {
     uint32_t n = 0;
-    uint32_t ord0 = 0, tf0 = 0;
-    std::vector<uint32_t> rest;  // (ord, tf) of postings 2..n
+    uint32_t ord0 = 0;
+    uint32_t last = 0, last_tf = 0;
+    std::vector<unsigned char> enc;
   };
   void add_doc(uint64_t tid, uint32_t len);
   void add_posting(std::string_view term, uint32_t tf);

@@ -98,34 +98,41 @@ void MemIndex::add_posting(std::string_view term, uint32_t tf) {
   const uint32_t ord = static_cast<uint32_t>(docs_.size() - 1);
   auto it = map_.find(term);
   if (it == map_.end()) {
-    map_.emplace(keep(term), Posts{1, ord, tf, {}});
+    map_.emplace(keep(term), Posts{1, ord, ord, tf, {}});
     bytes_ += sizeof(std::pair<std::string_view, Posts>) + 8;
     stats_.nterms++;
     return;
   }
   Posts& p = it->second;
   // The row's term again (a value's tokens come unsorted): one more.
-  if ((p.n == 1 ? p.ord0 : p.rest[p.rest.size() - 2]) == ord) {
-    (p.n == 1 ? p.tf0 : p.rest.back()) += tf;
+  if (p.last == ord) {
+    p.last_tf += tf;
     return;
   }
-  const size_t cap = p.rest.capacity();
-  p.rest.push_back(ord);
-  p.rest.push_back(tf);
+  char buf[20];
+  char* e = write_varint(write_varint(buf, p.last_tf), ord - p.last);
+  const size_t cap = p.enc.capacity();
+  p.enc.insert(p.enc.end(), buf, e);
+  bytes_ += p.enc.capacity() - cap;
+  p.last = ord;
+  p.last_tf = tf;
   p.n++;
-  bytes_ += (p.rest.capacity() - cap) * sizeof(uint32_t);
 }
 
 void MemIndex::fill(const Posts& p, TermPostings& out) {
   out.df = p.n;
   out.ords.resize(p.n);
   out.tfs.resize(p.n);
-  out.ords[0] = p.ord0;
-  out.tfs[0] = p.tf0;
-  for (uint32_t i = 1; i < p.n; i++) {
-    out.ords[i] = p.rest[2 * (i - 1)];
-    out.tfs[i] = p.rest[2 * (i - 1) + 1];
+  Cursor c(p.enc.data(), p.enc.size());
+  uint64_t ord = p.ord0;
+  for (uint32_t i = 0; i + 1 < p.n; i++) {
+    out.ords[i] = static_cast<uint32_t>(ord);
+    out.tfs[i] = static_cast<uint32_t>(c.varint());
+    ord += c.varint();
   }
+  if (!c.ok() || c.left() != 0 || ord != p.last) fail(SCIPIS_E_INTERNAL, "postings in memory disagree");
+  out.ords[p.n - 1] = p.last;
+  out.tfs[p.n - 1] = p.last_tf;
 }
 
 void MemIndex::add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len,
@@ -202,7 +209,7 @@ bool MemIndex::next_term(std::string& term, TermPostings& out) {
   auto* kv = sorted_[next_++];
   term.assign(kv->first);
   fill(kv->second, out);
-  std::vector<uint32_t>().swap(kv->second.rest);
+  std::vector<unsigned char>().swap(kv->second.enc);
   return true;
 }
 
