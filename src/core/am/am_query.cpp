@@ -303,43 +303,21 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     for (size_t t = 0; t < nt; t++) present += ss.tb[t].df > 0 ? 1 : 0;
     if (present == 0 || (match_ == SCIPIS_MATCH_ALL && present < nt)) continue;
     const auto& tb = ss.tb;
-    // Every block's first ordinal and one past its last, merged in order.
-    std::vector<uint64_t> pts, term_pts;
-    for (size_t t = 0; t < nt; t++) {
-      term_pts.clear();
-      for (size_t b = 0; tb[t].df > 0 && b < tb[t].count(); b++) {
-        if (b == 0 || tb[t].first(b) != tb[t].last(b - 1) + 1) term_pts.push_back(tb[t].first(b));
-        term_pts.push_back(static_cast<uint64_t>(tb[t].last(b)) + 1);
+    if (nt == 1) {
+      // One term: its blocks are the ranges (they cover the ordinals end
+      // to end), with no merge of boundaries to make.
+      const size_t nb = tb[0].count();
+      ss.ranges.reserve(nb);
+      ss.acts.reserve(nb);
+      for (size_t b = 0; b < nb; b++) {
+        const BlockInfo* info = tb[0].info(b);
+        const double bound = info ? scorers_[0].bound(*info) : kInfScore;
+        const uint32_t act = act_index(ss.acts.size());
+        ss.acts.push_back({0, static_cast<uint32_t>(b), bound});
+        ss.ranges.emplace_back(Range{tb[0].first(b), tb[0].last(b), bound, act, 1});
       }
-      const size_t mid = pts.size();
-      pts.insert(pts.end(), term_pts.begin(), term_pts.end());
-      std::inplace_merge(pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(mid), pts.end());
-    }
-    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
-    std::vector<size_t> cur(nt, 0);
-    ss.ranges.reserve(pts.size());
-    ss.acts.reserve(pts.size() * nt);
-    for (size_t i = 0; i + 1 < pts.size(); i++) {
-      const uint64_t lo = pts[i], hi = pts[i + 1] - 1;
-      const uint32_t act = act_index(ss.acts.size());
-      double sum = 0;
-      for (size_t t = 0; t < nt; t++) {
-        if (tb[t].df == 0) continue;
-        while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
-        if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
-        const BlockInfo* info = tb[t].info(cur[t]);
-        const double bound = info ? scorers_[t].bound(*info) : kInfScore;
-        sum += bound;
-        ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t]), bound});
-      }
-      const uint32_t nact = act_index(ss.acts.size()) - act;
-      if (nact == 0 || (match_ == SCIPIS_MATCH_ALL && nact < nt)) {
-        ss.acts.resize(act);
-        continue;
-      }
-      // Built in place: a range assembled on the stack and copied costs a
-      // stalled load per range (thousands for a frequent term).
-      ss.ranges.emplace_back(Range{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), sum, act, nact});
+    } else {
+      add_ranges(ss);
     }
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
@@ -349,6 +327,51 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     st->srcs.push_back(std::move(ss));
   }
   ranked_ = std::move(st);
+}
+
+// Ranges cut by every term's block boundaries, each bounded by the sum of
+// the bounds of the blocks covering it.
+void AmQuery::add_ranges(SourceState& ss) {
+  const size_t nt = terms_.size();
+  const auto& tb = ss.tb;
+  // Every block's first ordinal and one past its last, merged in order.
+  std::vector<uint64_t> pts, term_pts;
+  for (size_t t = 0; t < nt; t++) {
+    term_pts.clear();
+    for (size_t b = 0; tb[t].df > 0 && b < tb[t].count(); b++) {
+      if (b == 0 || tb[t].first(b) != tb[t].last(b - 1) + 1) term_pts.push_back(tb[t].first(b));
+      term_pts.push_back(static_cast<uint64_t>(tb[t].last(b)) + 1);
+    }
+    const size_t mid = pts.size();
+    pts.insert(pts.end(), term_pts.begin(), term_pts.end());
+    std::inplace_merge(pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(mid), pts.end());
+  }
+  pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+  std::vector<size_t> cur(nt, 0);
+  ss.ranges.reserve(pts.size());
+  ss.acts.reserve(pts.size() * nt);
+  for (size_t i = 0; i + 1 < pts.size(); i++) {
+    const uint64_t lo = pts[i], hi = pts[i + 1] - 1;
+    const uint32_t act = act_index(ss.acts.size());
+    double sum = 0;
+    for (size_t t = 0; t < nt; t++) {
+      if (tb[t].df == 0) continue;
+      while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
+      if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
+      const BlockInfo* info = tb[t].info(cur[t]);
+      const double bound = info ? scorers_[t].bound(*info) : kInfScore;
+      sum += bound;
+      ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t]), bound});
+    }
+    const uint32_t nact = act_index(ss.acts.size()) - act;
+    if (nact == 0 || (match_ == SCIPIS_MATCH_ALL && nact < nt)) {
+      ss.acts.resize(act);
+      continue;
+    }
+    // Built in place: a range assembled on the stack and copied costs a
+    // stalled load per range (thousands for a frequent term).
+    ss.ranges.emplace_back(Range{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), sum, act, nact});
+  }
 }
 
 AmQuery::Decoded AmQuery::decoded_block(SourceState& ss, const Act& act) {

@@ -64,6 +64,7 @@ class AmQuery {
   struct RankedState;
   std::unique_ptr<RankedState> open_sources(const scipis_am_view& view, const scipis_am_reader& rd);
   void open_ranked(const scipis_am_view& view, const scipis_am_reader& rd);
+  void add_ranges(SourceState& ss);
   struct Pooled;
   template <typename Best>
   void score_ranges(RankedState& st, uint32_t si, Best& best);
