@@ -11,7 +11,7 @@ the index on the manifest's lines table, then for each
 scipis.index_cache_size runs the kind's queries `--passes` times in one
 session, interleaved as the bench does, each timed in the server by
 am_time() as bench/am does. Reports the build time, the segments and the
-p50 over queries of each query's median latency.
+p50 and p90 over queries of each query's median latency.
 """
 import argparse
 import csv
@@ -61,7 +61,7 @@ def main():
          "DECLARE t0 timestamptz; ids bigint[]; sc float8[]; BEGIN t0 := clock_timestamp(); "
          "EXECUTE q INTO ids, sc; us := extract(epoch from clock_timestamp() - t0) * 1e6; END $$;")
     print(f"{a.rows} rows, {len(terms)} queries of kind {a.kind}, {a.passes} passes; "
-          "p50 over queries of each query's median, µs")
+          "p50 and p90 over queries of each query's median, µs")
     for mem in [int(x) for x in a.memory_mib.split(",")]:
         psql("DROP INDEX IF EXISTS lines_probe;")
         opt = f" WITH (tfidf_index_size = {mem})" if mem else ""
@@ -74,8 +74,8 @@ def main():
             lat = [float(x) for x in psql(loop_sql(cache, terms, a.passes)).split()]
             per = [statistics.median(lat[i::len(terms)]) for i in range(len(terms))]
             print(f"tfidf_index_size {mem or 'default'} MiB: build {build:.1f} s, {segs} segments, "
-                  f"{float(size):.1f} MiB; index_cache_size {cache}: p50 {statistics.median(per):.1f}",
-                  flush=True)
+                  f"{float(size):.1f} MiB; index_cache_size {cache}: p50 {statistics.median(per):.1f}, "
+                  f"p90 {sorted(per)[int(0.9 * (len(per) - 1))]:.1f}", flush=True)
 
 
 if __name__ == "__main__":
