@@ -125,6 +125,7 @@ typedef struct ScipisReadCtx
 extern void scipis_am_reader_init(scipis_am_reader *rd, ScipisReadCtx *ctx, Relation index);
 extern void scipis_am_fail(ScipisReadCtx *ctx, const scipis_error *err, Relation index);
 extern void scipis_am_read_meta(Relation index, ScipisMeta *meta);
+extern Relation scipis_am_open_for_sql(Oid indexoid, Relation *heap);
 extern void scipis_am_init_metapage(Page page, const unsigned char delimiter[256]);
 extern void scipis_am_view_read(Relation index, const ScipisMeta *meta, scipis_am_view *view,
 								BlockNumber *end_block, OffsetNumber *end_item);

@@ -150,7 +150,6 @@ scipis_index_check(PG_FUNCTION_ARGS)
 	CheckState	st;
 	Relation	index,
 				heap;
-	Oid			heapoid;
 	ScipisMeta	meta;
 	scipis_am_view view;
 	scipis_am_reader rd;
@@ -166,21 +165,7 @@ scipis_index_check(PG_FUNCTION_ARGS)
 	st.out = rsinfo->setResult;
 	st.desc = rsinfo->setDesc;
 
-	heapoid = IndexGetRelation(indexoid, true);
-	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a scipis index", get_rel_name(indexoid))));
-	heap = table_open(heapoid, AccessShareLock);
-	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_rel->relam != get_index_am_oid("scipis", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a scipis index", RelationGetRelationName(index))));
-	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for table %s", RelationGetRelationName(heap))));
+	index = scipis_am_open_for_sql(indexoid, &heap);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

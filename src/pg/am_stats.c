@@ -1,10 +1,12 @@
 /*
  * scipis_index_segments(index): the segments the index's metapage lists,
  * oldest first, as pgstatindex shows a B-tree's shape: how many there are
- * and where their pages go, so that merges can be watched.
+ * and where their pages go, so that merges can be watched; and the checks
+ * of every SQL function that inspects an index.
  */
 #include "am.h"
 
+#include "access/table.h"
 #include "catalog/index.h"
 #include "commands/defrem.h"
 #include "funcapi.h"
@@ -17,22 +19,23 @@
 
 PG_FUNCTION_INFO_V1(scipis_index_segments);
 
-Datum
-scipis_index_segments(PG_FUNCTION_ARGS)
+/*
+ * indexoid as a scipis index whose table the user may read, for the SQL
+ * functions that inspect one; with heap, its table opened first (tables
+ * are locked before their indexes).
+ */
+Relation
+scipis_am_open_for_sql(Oid indexoid, Relation *heap)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			heapoid;
+	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Relation	index;
-	ScipisMeta	meta;
-	uint32		i;
 
-	InitMaterializedSRF(fcinfo, 0);
-	heapoid = IndexGetRelation(indexoid, true);
 	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a scipis index", get_rel_name(indexoid))));
+	if (heap)
+		*heap = table_open(heapoid, AccessShareLock);
 	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_rel->relam != get_index_am_oid("scipis", false))
 		ereport(ERROR,
@@ -42,6 +45,20 @@ scipis_index_segments(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for table %s", get_rel_name(heapoid))));
+	return index;
+}
+
+Datum
+scipis_index_segments(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index;
+	ScipisMeta	meta;
+	uint32		i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	index = scipis_am_open_for_sql(indexoid, NULL);
 	LockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
 	scipis_am_read_meta(index, &meta);
 	UnlockPage(index, SCIPIS_LOCK_VIEW, ShareLock);
