@@ -143,9 +143,12 @@ for my $how ('fast', 'immediate', 'kill9') {
 	if ($how eq 'kill9') {
 		my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM scipis_job WHERE id = $id");
 		die "no worker pid for job $id" unless $pid =~ /^\d+$/ && $pid > 0;
+		# The postmaster restarts every process after a crash; wait for its
+		# log to say so (poll_query_until feeds psql on stdin, and dies of
+		# EPIPE when psql is turned away mid-restart before it reads it).
+		my $log_at = -s $node->logfile;
 		kill 'KILL', $pid;
-		# The postmaster restarts every process after a crash.
-		$node->poll_query_until('postgres', "SELECT true");
+		$node->wait_for_log(qr/database system is ready to accept connections/, $log_at);
 	} else {
 		my $s = time();
 		$node->stop($how);

@@ -69,8 +69,12 @@ ok($during eq $before || $during eq $after, 'during the refresh the collection a
 my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM scipis_job WHERE id = $id");
 die "no worker pid for job $id" unless $pid =~ /^\d+$/ && $pid > 0;
 my $attempts = job($id, 'attempts');
+# The postmaster restarts every process after the crash; wait for its log
+# to say so (poll_query_until feeds psql on stdin, and dies of EPIPE when
+# psql is turned away mid-restart before it reads the query).
+my $log_at = -s $node->logfile;
 kill 'KILL', $pid;
-$node->poll_query_until('postgres', "SELECT true");
+$node->wait_for_log(qr/database system is ready to accept connections/, $log_at);
 # Until the refresh ran again: every answer is the old one or the new one.
 my ($mixed, $polls) = (0, 0);
 my $until = time() + $PostgreSQL::Test::Utils::timeout_default;
