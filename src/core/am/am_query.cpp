@@ -302,23 +302,7 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     size_t present = 0;
     for (size_t t = 0; t < nt; t++) present += ss.tb[t].df > 0 ? 1 : 0;
     if (present == 0 || (match_ == SCIPIS_MATCH_ALL && present < nt)) continue;
-    const auto& tb = ss.tb;
-    if (nt == 1) {
-      // One term: its blocks are the ranges (they cover the ordinals end
-      // to end), with no merge of boundaries to make.
-      const size_t nb = tb[0].count();
-      ss.ranges.reserve(nb);
-      ss.acts.reserve(nb);
-      for (size_t b = 0; b < nb; b++) {
-        const BlockInfo* info = tb[0].info(b);
-        const double bound = info ? scorers_[0].bound(*info) : kInfScore;
-        const uint32_t act = act_index(ss.acts.size());
-        ss.acts.push_back({0, static_cast<uint32_t>(b), bound});
-        ss.ranges.emplace_back(Range{tb[0].first(b), tb[0].last(b), bound, act, 1});
-      }
-    } else {
-      add_ranges(ss);
-    }
+    add_ranges(ss);
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
     std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
@@ -329,11 +313,26 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
   ranked_ = std::move(st);
 }
 
-// Ranges cut by every term's block boundaries, each bounded by the sum of
-// the bounds of the blocks covering it.
+// A source's ranges: cut by every term's block boundaries, each bounded by
+// the sum of the bounds of the blocks covering it.
 void AmQuery::add_ranges(SourceState& ss) {
   const size_t nt = terms_.size();
   const auto& tb = ss.tb;
+  if (nt == 1) {
+    // One term: its blocks are the ranges (they cover the ordinals end to
+    // end), with no merge of boundaries to make.
+    const size_t nb = tb[0].count();
+    ss.ranges.reserve(nb);
+    ss.acts.reserve(nb);
+    for (size_t b = 0; b < nb; b++) {
+      const BlockInfo* info = tb[0].info(b);
+      const double bound = info ? scorers_[0].bound(*info) : kInfScore;
+      const uint32_t act = act_index(ss.acts.size());
+      ss.acts.push_back({0, static_cast<uint32_t>(b), bound});
+      ss.ranges.emplace_back(Range{tb[0].first(b), tb[0].last(b), bound, act, 1});
+    }
+    return;
+  }
   // Every block's first ordinal and one past its last, merged in order.
   std::vector<uint64_t> pts, term_pts;
   for (size_t t = 0; t < nt; t++) {
