@@ -356,6 +356,57 @@ TEST(AmSegment, PageCacheServesCheckedPagesWithinItsBound) {
   EXPECT_EQ(scipis_am_cache_pages(), 0u);
 }
 
+// A scan pins the cached pages it holds across its rounds: a cache smaller
+// than what it holds keeps its bound (the rest are the scan's own), and a
+// shrink between rounds waits for the scan to let its pages go, which it
+// reads on unharmed.
+TEST(AmSegment, PageCachePinsWhatAScanHolds) {
+  auto rows = random_rows(3000, 35);
+  auto segs = build(rows, 1, 64 << 20);
+  ASSERT_EQ(segs.size(), 1u);
+  Index ix;
+  ix.segs.push_back(ix.pages.add(segs[0]));
+  ix.pages.rel[0] = ix.pages.rel[1] = ix.pages.rel[2] = 11;
+  const auto want = ranked_in_rounds(ix, "w1 w2 w7", false, 1000000);
+  ASSERT_GT(want.size(), 40u);
+  for (size_t bound : {size_t{2}, size_t{64}}) {
+    scipis_am_cache_configure(bound * kPayload);
+    unsigned char delim[256];
+    scipis_tokenizer_named("word", delim);
+    scipis_error err;
+    const std::string q = "w1 w2 w7";
+    scipis_am_query* qq = scipis_am_query_new(q.data(), q.size(), delim, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+    ASSERT_NE(qq, nullptr) << err.message;
+    auto rd = ix.pages.reader();
+    auto v = ix.view();
+    std::vector<scipis_am_hit> got;
+    for (int round = 0; got.size() < want.size(); round++) {
+      const scipis_am_hit* h;
+      size_t n;
+      const bool after = !got.empty();
+      ASSERT_EQ(scipis_am_query_ranked(qq, &v, &rd, 7, after, after ? got.back().score : 0,
+                                       after ? got.back().tid : 0, &h, &n, &err),
+                0)
+          << err.message;
+      ASSERT_GT(n, 0u);
+      got.insert(got.end(), h, h + n);
+      EXPECT_LE(scipis_am_cache_pages(), bound);
+      if (round == 1) {
+        scipis_am_cache_configure(kPayload);
+        EXPECT_GT(scipis_am_cache_pages(), 0u) << "pinned pages were dropped under a scan";
+      }
+    }
+    scipis_am_query_free(qq);
+    EXPECT_EQ(scipis_am_cache_pages(), 0u) << "the shrink waited for the scan's end";
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++) {
+      EXPECT_EQ(got[i].tid, want[i].tid);
+      EXPECT_EQ(got[i].score, want[i].score);
+    }
+  }
+  scipis_am_cache_configure(0);
+}
+
 // With the page cache on, a segment's second opening takes its footer and
 // every 64th dictionary index key from the backend: each term is still
 // found (the first and last of a chunk, those between).

@@ -34,17 +34,17 @@ AmQuery::AmQuery(const unsigned char delimiter[256], std::string_view query, sci
 
 namespace {
 
-// The best k hits after a cursor, in the order first(a, b) defines; its
+// The best k of T after a cursor, in the order first(a, b) defines; its
 // top is the worst kept.
-template <typename First>
+template <typename T, typename First>
 class BestAfter {
  public:
-  BestAfter(First first, uint64_t k, bool has_after, const scipis_am_hit& after)
+  BestAfter(First first, uint64_t k, bool has_after, const T& after)
       : first_(first), heap_(first), k_(k), has_after_(has_after), after_(after) {}
   // The k-th best so far, when there are k.
-  const scipis_am_hit* kth() const { return heap_.size() == k_ ? &heap_.top() : nullptr; }
+  const T* kth() const { return heap_.size() == k_ ? &heap_.top() : nullptr; }
   // False when h is not after the cursor.
-  bool offer(const scipis_am_hit& h) {
+  bool offer(const T& h) {
     if (has_after_ && !first_(after_, h)) return false;
     if (heap_.size() < k_) {
       heap_.push(h);
@@ -54,18 +54,30 @@ class BestAfter {
     }
     return true;
   }
-  void drain(std::vector<scipis_am_hit>& out) {
-    for (; !heap_.empty(); heap_.pop()) out.push_back(heap_.top());
+  template <typename Out>
+  void drain(std::vector<Out>& out, Out (*as)(const T&)) {
+    for (; !heap_.empty(); heap_.pop()) out.push_back(as(heap_.top()));
     std::reverse(out.begin(), out.end());
   }
 
  private:
   First first_;
-  std::priority_queue<scipis_am_hit, std::vector<scipis_am_hit>, First> heap_;
+  std::priority_queue<T, std::vector<T>, First> heap_;
   uint64_t k_;
   bool has_after_;
-  scipis_am_hit after_;
+  T after_;
 };
+
+// A ranked candidate: a hit and where its row is, so that a tie at the
+// k-th score within a segment whose identifiers ascend with ordinals is
+// settled without reading the identifier.
+struct Cand {
+  scipis_am_hit h;
+  uint32_t src, ord;
+};
+bool better_cand(const Cand& a, const Cand& b);
+scipis_am_hit cand_hit(const Cand& c) { return c.h; }
+scipis_am_hit same_hit(const scipis_am_hit& h) { return h; }
 
 }  // namespace
 
@@ -161,8 +173,11 @@ struct AmQuery::SourceState {
   std::unique_ptr<Source> src;
   std::vector<TermBlocks> tb;
   std::vector<Act> acts;
-  std::vector<Range> ranges;  // a heap of the first `left` of them
-  size_t left = 0;
+  // Of the first `left` ranges, the first `hot` are a heap and the others
+  // all come after them (a one-term scan selects its best blocks a batch
+  // at a time instead of ordering thousands it will never read).
+  std::vector<Range> ranges;
+  size_t left = 0, hot = 0, batch = 64;
   bool tids_ascend = false;
   // Blocks decoded so far, their postings in an arena of chunks (the
   // pointers stay valid as blocks are added; freed at once).
@@ -174,7 +189,10 @@ struct AmQuery::SourceState {
   size_t arena_left = 0;
   uint32_t* alloc(size_t n) {
     if (n > arena_left) {
-      const size_t c = std::max<size_t>(n, size_t{1} << 15);
+      // Chunks grow from 16 KiB to 128 KiB: most scans decode a few small
+      // blocks, and an allocation past malloc's trim threshold is given
+      // back to the kernel at every query's end, to fault in again.
+      const size_t c = std::max<size_t>(n, size_t{1} << std::min<size_t>(12 + arena.size(), 15));
       arena.push_back(std::make_unique_for_overwrite<uint32_t[]>(c));
       arena_at = arena.back().get();
       arena_left = c;
@@ -227,6 +245,7 @@ bool better_hit(const scipis_am_hit& a, const scipis_am_hit& b) {
   if (a.score != b.score) return a.score > b.score;
   return a.tid < b.tid;
 }
+bool better_cand(const Cand& a, const Cand& b) { return better_hit(a.h, b.h); }
 
 // The segments and pending entries of a view, as a hash: a round resumes
 // only when the view is the same.
@@ -305,8 +324,11 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     add_ranges(ss);
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
-    std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
     ss.left = ss.ranges.size();
+    if (nt > 1) {
+      std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
+      ss.hot = ss.left;
+    }
     ss.tids_ascend = s.tids_ascend();
     st->srcs.push_back(std::move(ss));
   }
@@ -392,9 +414,22 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
   const size_t nt = terms_.size();
   const bool exact = exact_bounds(ranking_);
   Source& s = *ss.src;
+  const auto begin = ss.ranges.begin();
   while (ss.left > 0) {
+    if (ss.hot == 0) {
+      // The next batch of the best ranges, as a heap.
+      const size_t m = std::min(ss.left, ss.batch);
+      ss.batch *= 2;
+      auto before = [](const Range& a, const Range& b) { return later_range(b, a); };
+      if (m < ss.left)
+        std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(m), begin + static_cast<std::ptrdiff_t>(ss.left),
+                         before);
+      std::make_heap(begin, begin + static_cast<std::ptrdiff_t>(m), later_range);
+      ss.hot = m;
+    }
     const Range& top = ss.ranges.front();
-    if (const scipis_am_hit* kth = best.kth()) {
+    if (const Cand* kc = best.kth()) {
+      const scipis_am_hit* kth = &kc->h;
       if (top.bound * kBoundMargin < kth->score) break;
       // An exact bound no higher than the k-th score: a row of this range
       // could only tie it, and wins a tie only with a smaller identifier.
@@ -404,7 +439,9 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
           s.tid(static_cast<uint32_t>(top.lo)) > kth->tid)
         break;
     }
-    std::pop_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
+    std::pop_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.hot), later_range);
+    std::swap(ss.ranges[ss.hot - 1], ss.ranges[ss.left - 1]);
+    ss.hot--;
     const Range r = ss.ranges[--ss.left];
     // The range's postings per active (then excluded) term, decoded once
     // per block and only when needed: most ranges a MaxScore pass walks
@@ -433,7 +470,7 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
       for (size_t a = 1; a < r.nact; a++)
         if (ss.tb[ss.acts[r.act + a].t].df < ss.tb[ss.acts[r.act + driver].t].df) driver = a;
       for (size_t a = 0; a < r.nact; a++) essential[a] = a == driver;
-    } else if (const scipis_am_hit* kth = best.kth(); kth && r.nact > 1) {
+    } else if (const scipis_am_hit* kth = best.kth() ? &best.kth()->h : nullptr; kth && r.nact > 1) {
       absl::InlinedVector<size_t, 8> by_bound(r.nact);
       for (size_t a = 0; a < r.nact; a++) by_bound[a] = a;
       std::stable_sort(by_bound.begin(), by_bound.end(),
@@ -463,8 +500,13 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
         for (size_t a = 0; a < r.nact; a++)
           if (essential[a]) ss.acts.push_back(ss.acts[r.act + a]);
         rest.nexcl = act_index(ss.acts.size()) - rest.excl;
+        // Ranges left unordered can come before it: order them all.
         ss.ranges[ss.left++] = rest;
-        std::push_heap(ss.ranges.begin(), ss.ranges.begin() + static_cast<std::ptrdiff_t>(ss.left), later_range);
+        if (ss.hot + 1 == ss.left)
+          std::push_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
+        else
+          std::make_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
+        ss.hot = ss.left;
       }
     }
     // The range's rows, a column at a time: drawn from the essential
@@ -558,9 +600,16 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
       for (size_t a = 0; a < na; a++)
         if (const uint32_t f = ctf[i * na + a]) score += sc[a]->counts(f, lens[i]);
       const Pooled p{score, si, cand[i]};
-      // Below the k-th score the row is also after the cursor (the k-th is).
-      const scipis_am_hit* kth = best.kth();
-      if (!(kth && score < kth->score) && !best.offer(st.hit(p))) continue;
+      if (const Cand* kth = best.kth()) {
+        // Below the k-th score the row is also after the cursor (the k-th
+        // is); so is a row tying it later in the same segment.
+        if (score < kth->h.score ||
+            (score == kth->h.score && kth->src == si && ss.tids_ascend && p.ord > kth->ord)) {
+          st.pool.push_back(p);
+          continue;
+        }
+      }
+      if (!best.offer(Cand{st.hit(p), si, p.ord})) continue;
       st.pool.push_back(p);
     }
   }
@@ -584,7 +633,8 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
   }
   ranked_->has_cursor = has_after;
   ranked_->cursor = cursor;
-  BestAfter best(better_hit, k, has_after, cursor);
+  BestAfter<Cand, bool (*)(const Cand&, const Cand&)> best(better_cand, k, has_after,
+                                                           Cand{cursor, UINT32_MAX, UINT32_MAX});
   // Rows the last rounds scored: those not yet returned compete again.
   RankedState& st = *ranked_;
   size_t kept = 0;
@@ -592,12 +642,12 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
     if (has_after && (p.score > cursor.score || (p.score == cursor.score && !better_hit(cursor, st.hit(p)))))
       continue;
     st.pool[kept++] = p;
-    const scipis_am_hit* kth = best.kth();
-    if (!(kth && p.score < kth->score)) best.offer(st.hit(p));
+    const Cand* kth = best.kth();
+    if (!(kth && p.score < kth->h.score)) best.offer(Cand{st.hit(p), p.src, p.ord});
   }
   st.pool.resize(kept);
   for (uint32_t i = 0; i < st.srcs.size(); i++) score_ranges(st, i, best);
-  best.drain(hits);
+  best.drain(hits, cand_hit);
 }
 
 void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,
@@ -607,7 +657,8 @@ void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint6
     if (a.is_null != b.is_null) return a.is_null < b.is_null;
     return a.tid < b.tid;
   };
-  BestAfter best(before, k, has_after, scipis_am_hit{after_tid, 0, after_null ? 1 : 0});
+  BestAfter<scipis_am_hit, decltype(before)> best(before, k, has_after,
+                                                 scipis_am_hit{after_tid, 0, after_null ? 1 : 0});
   for (auto& src : open_view(view, rd)) {
     Source& s = *src;
     const uint64_t n = s.stats().ndocs;
@@ -619,7 +670,7 @@ void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint6
       best.offer(scipis_am_hit{d.tid, 0, d.len == kLenNull ? 1 : 0});
     }
   }
-  best.drain(hits);
+  best.drain(hits, same_hit);
 }
 
 void AmQuery::matches(const scipis_am_view& view, const scipis_am_reader& rd) {

@@ -5,7 +5,10 @@
 // checksum again. Bounded by scipis.index_cache_size; evicted by CLOCK, a
 // page read once going before pages every query reads (footers, the
 // dictionary index). Only a backend's main thread reads segments (its
-// indexer threads only write them), so the cache takes no lock.
+// indexer threads only write them), so the cache takes no lock, and a
+// page a scan holds is pinned by a plain count rather than shared: an
+// atomic count in another cache line than the bytes cost more than the
+// lookup (every page a query touches is one).
 #pragma once
 
 #include <cstddef>
@@ -32,8 +35,6 @@ struct PageKey {
   }
 };
 
-using PageBytes = std::shared_ptr<const unsigned char[]>;
-
 // A segment of a relation, as the cache names it.
 struct SegKey {
   uint32_t rel[3];
@@ -59,11 +60,16 @@ struct SegMeta {
 
 class PageCache {
  public:
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
   static PageCache& instance();
-  // Drops every page when the bound shrinks.
+  // Drops every page when the bound shrinks (once no page is pinned).
   void configure(size_t bytes);
-  PageBytes get(const PageKey& k);
-  void put(const PageKey& k, PageBytes page, size_t page_bytes);
+  // The page's bytes pinned in *slot (unpin it when done), or nullptr.
+  const unsigned char* get(const PageKey& k, uint32_t* slot);
+  // Takes the page and pins it, returning its slot; kNoSlot (the page is
+  // given back in `page`) when it is not kept: no room, or a bound of 0.
+  uint32_t put(const PageKey& k, std::unique_ptr<unsigned char[]>& page, size_t page_bytes);
+  void unpin(uint32_t slot);
   size_t pages() const;
   std::shared_ptr<const SegMeta> meta(const SegKey& k) const;
   void put_meta(const SegKey& k, std::shared_ptr<const SegMeta> m);
@@ -71,10 +77,14 @@ class PageCache {
  private:
   struct Slot {
     PageKey key;
-    PageBytes page;
+    std::unique_ptr<unsigned char[]> page;
+    uint32_t pins;
     bool ref;
   };
+  void clear();
   size_t bytes_ = 0, slot_bytes_ = 0;
+  uint64_t pinned_ = 0;   // pins over every slot
+  bool clear_pending_ = false;  // a shrink waits for the last unpin
   absl::flat_hash_map<PageKey, size_t> where_;
   absl::flat_hash_map<SegKey, std::shared_ptr<const SegMeta>> metas_;
   std::vector<Slot> slots_;

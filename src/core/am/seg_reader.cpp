@@ -53,29 +53,40 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
   }
 }
 
+PagedSegment::~PagedSegment() { release_pages(); }
+
+void PagedSegment::release_pages() {
+  for (auto& [page, h] : pages_)
+    if (h.slot != PageCache::kNoSlot) PageCache::instance().unpin(h.slot);
+  pages_.clear();
+  last_page_ = UINT32_MAX;
+  last_ = nullptr;
+}
+
 void PagedSegment::load(uint32_t page) {
   if (page == last_page_) return;
   auto it = pages_.find(page);
   if (it == pages_.end()) {
-    PageKey key{{rd_.cache_rel[0], rd_.cache_rel[1], rd_.cache_rel[2]},
-                seg_.id, seg_.start, seg_.npages, seg_.bytes, page};
-    const bool cache = cacheable(rd_);
-    PageBytes bytes = cache ? PageCache::instance().get(key) : nullptr;
-    if (!bytes) {
-      std::shared_ptr<unsigned char[]> buf = std::make_shared_for_overwrite<unsigned char[]>(rd_.payload);
-      scipis_error err{};
-      if (rd_.read_page(rd_.ctx, &seg_, page, buf.get(), &err) != 0) throw Error(err.code, err.message);
-      bytes = std::move(buf);
-      if (cache) PageCache::instance().put(key, bytes, rd_.payload);
-    }
     // A scan keeps a few pages of each segment at hand (1 MiB at 8 KiB
     // pages; its state lives across rounds): the backend's page cache
     // holds the rest.
-    if (pages_.size() >= kLocalPages) pages_.clear();
-    it = pages_.emplace(page, std::move(bytes)).first;
+    if (pages_.size() >= kLocalPages) release_pages();
+    PageKey key{{rd_.cache_rel[0], rd_.cache_rel[1], rd_.cache_rel[2]},
+                seg_.id, seg_.start, seg_.npages, seg_.bytes, page};
+    const bool cache = cacheable(rd_);
+    Held h{nullptr, PageCache::kNoSlot, nullptr};
+    if (cache) h.bytes = PageCache::instance().get(key, &h.slot);
+    if (!h.bytes) {
+      h.own = std::make_unique_for_overwrite<unsigned char[]>(rd_.payload);
+      scipis_error err{};
+      if (rd_.read_page(rd_.ctx, &seg_, page, h.own.get(), &err) != 0) throw Error(err.code, err.message);
+      h.bytes = h.own.get();
+      if (cache) h.slot = PageCache::instance().put(key, h.own, rd_.payload);
+    }
+    it = pages_.emplace(page, std::move(h)).first;
   }
   last_page_ = page;
-  last_ = it->second.get();
+  last_ = it->second.bytes;
 }
 
 void PagedSegment::read(uint64_t off, size_t n, char* dst) {

@@ -1,5 +1,6 @@
 // A segment read through the C side's page callback, page by page as a
-// query needs it; pages already copied are kept for the reader's life.
+// query needs it; the pages it holds stay pinned in the backend's cache
+// (or its own) until it lets them go.
 #pragma once
 
 #include <memory>
@@ -17,6 +18,9 @@ class PagedSegment : public Source {
  public:
   static constexpr size_t kLocalPages = 128;
   PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& seg);
+  ~PagedSegment() override;
+  PagedSegment(const PagedSegment&) = delete;
+  PagedSegment& operator=(const PagedSegment&) = delete;
   const Footer& stats() override { return f_; }
   DocEntry doc(uint32_t ord) override;
   uint64_t tid(uint32_t ord) override;
@@ -45,6 +49,12 @@ class PagedSegment : public Source {
   // The n bytes at off in place when one page holds them, else nullptr.
   const unsigned char* span(uint64_t off, size_t n);
   void load(uint32_t page);  // makes page the one at last_
+  struct Held {
+    const unsigned char* bytes;
+    uint32_t slot;  // pinned in the cache, or PageCache::kNoSlot: own has it
+    std::unique_ptr<unsigned char[]> own;
+  };
+  void release_pages();
   IndexEntry index_entry(uint64_t g);
   void load_group(uint64_t g, std::vector<DictTerm>& out);
   // f(term, entry) for the terms of group g in order while it returns true;
@@ -60,7 +70,7 @@ class PagedSegment : public Source {
   std::shared_ptr<const SegMeta> meta_;  // the backend's, when it caches
   uint64_t docs_end_ = 0;  // where the rows' sections end
   uint64_t tid_bits_ = 0;  // bytes of the tid groups' bits (version 3)
-  absl::flat_hash_map<uint32_t, PageBytes> pages_;
+  absl::flat_hash_map<uint32_t, Held> pages_;
   uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
   const unsigned char* last_ = nullptr;
   std::vector<DictTerm> group_;  // next_term's current group
