@@ -258,7 +258,30 @@ def time_query(sess, sql):
     return float(us), parse_arr(ids, int), parse_arr(sc, float)
 
 
-def run_query_set(R, a, system, tbl, qs, sess):
+def cached_function(tbl):
+    """am_time_cached_<tbl>(terms): the scipis top-k of query_sql as static SQL
+    in PL/pgSQL, so that its plan is cached as an application's prepared
+    statement's is; the text's cast to scipisquery is timed with it."""
+    _, t, col = TABLES[tbl]
+    psql("""CREATE OR REPLACE FUNCTION am_time_cached_%s(q text, OUT us float8, OUT ids bigint[], OUT scores float8[])
+            LANGUAGE plpgsql AS $f$
+            DECLARE t0 timestamptz; qq scipisquery;
+            BEGIN
+              t0 := clock_timestamp();
+              qq := q::scipisquery;
+              SELECT array_agg(x.id), array_agg(-x.d) INTO ids, scores
+                FROM (SELECT r.id, r.%s <@> qq AS d FROM %s r WHERE r.%s @@@ qq ORDER BY d LIMIT 10) x;
+              us := 1e6 * extract(epoch FROM clock_timestamp() - t0);
+            END $f$""" % (tbl, col, t, col))
+
+
+def time_cached(sess, tbl, q):
+    out = sess.run("SELECT us, ids, scores FROM am_time_cached_%s(%s)" % (tbl, lit(" ".join(q["terms"]))))
+    us, ids, sc = out.strip().split("\n")[-1].split("|")
+    return float(us), parse_arr(ids, int), parse_arr(sc, float)
+
+
+def run_query_set(R, a, system, tbl, qs, sess, timer=None):
     """Warm-up pass (bounded by --warmup-budget), then up to --passes measured
     passes (another one only while the previous took < --pass-budget s).
     A query that timed out once is not run again (it counts as a timeout).
@@ -274,7 +297,7 @@ def run_query_set(R, a, system, tbl, qs, sess):
                 res[qid]["us"].append(INF)
             return
         try:
-            us, ids, sc = time_query(sess, query_sql(system, tbl, q))
+            us, ids, sc = timer(q) if timer else time_query(sess, query_sql(system, tbl, q))
         except SQLError as e:
             if e.timeout:
                 if measured:
@@ -352,9 +375,9 @@ def lucene_query_set(a, tbl, qs, index_dir, scratch):
     return res, dict(warmup_passes=a.lucene_warmup, passes=len(passes), process_s=wall)
 
 
-def summarize_latency(R, system, tbl, qs, res, info, a):
+def summarize_latency(R, system, tbl, qs, res, info, a, kinds=None):
     out = {}
-    for kind in KINDS[tbl]:
+    for kind in kinds or KINDS[tbl]:
         lat = []
         fewer = errors = timeouts = 0
         for q in qs:
@@ -662,6 +685,20 @@ def run_sql_system(R, a, system, tbl, man, qs, tb, parts, scratch, plan_out, res
                 sess.run("SET enable_seqscan = off")
                 log("%s on %s: %d queries" % (system, tbl, len(qs)))
                 res, info = run_query_set(R, a, system, tbl, qs, sess)
+                if system == "scipis" and a.plan_cached:
+                    # The unfiltered kinds again, their plan cached.
+                    cqs = [q for q in qs if q.get("ts_lo") is None]
+                    cached_function(tbl)
+                    log("%s on %s: %d queries, plan cached" % (system, tbl, len(cqs)))
+                    cres, cinfo = run_query_set(R, a, "scipis_cached", tbl, cqs, sess,
+                                                timer=lambda q: time_cached(sess, tbl, q))
+                    differ = [q["qid"] for q in cqs if cres[q["qid"]]["ids"] != res[q["qid"]]["ids"]
+                              or cres[q["qid"]]["scores"] != res[q["qid"]]["scores"]]
+                    R.raw_line("query", "plan_cached_equal", table=tbl, queries=len(cqs), differ=differ)
+                    log("  plan cached: %d of %d queries return the same ids and scores" % (len(cqs) - len(differ),
+                                                                                           len(cqs)))
+                    out["query_cached"] = dict(res=cres, info=cinfo, differ=differ, summary=summarize_latency(
+                        R, "scipis_cached", tbl, cqs, cres, cinfo, a, kinds=["t1", "t3"]))
             finally:
                 sess.close()
             out["query"] = dict(res=res, info=info, summary=summarize_latency(R, system, tbl, qs, res, info, a))
@@ -849,6 +886,18 @@ def report(a, out, info, man, tbs, parts, systems, results, R, t_start):
         for kind in KINDS[tbl]:
             row("%s top-10 p50, ms" % KIND_TEXT[kind], "%s_p50_ms" % kind, "low")
             row("%s top-10 p99, ms" % KIND_TEXT[kind], "%s_p99_ms" % kind, "low")
+        for kind in ("t1", "t3"):
+            # scipis's statement with its plan cached, in scipis's column,
+            # against the same queries of the peers (timed as above).
+            for pc in ("p50", "p99"):
+                vc = R.get(tbl, "%s_%s_ms" % (kind, pc), "scipis_cached")
+                if vc is None or "scipis" not in systems:
+                    continue
+                vals = {s_: (vc if s_ == "scipis" else R.get(tbl, "%s_%s_ms" % (kind, pc), s_)) for s_ in systems}
+                cells = [fmt(vals[s_]) for s_ in systems]
+                rats = [ratio(vc, vals.get(p_), a.query_timeout * 1000) for p_ in peers]
+                rows.append("| " + " | ".join(["%s top-10 %s, ms, scipis's plan cached" % (KIND_TEXT[kind], pc)]
+                                              + cells + rats) + " |")
         if tbl == "lines":
             row("INSERT, rows/s", "insert_rows_per_s", "high")
             row("COPY, rows/s", "copy_rows_per_s", "high")
@@ -897,7 +946,10 @@ def report(a, out, info, man, tbs, parts, systems, results, R, t_start):
           "kind. SQL: timed in the server by `am_time()` (clock_timestamp() around EXECUTE of the statement: parse, "
           "plan, execute, the 10 ids and scores aggregated), one session per system and table, `enable_seqscan = off`, "
           "`statement_timeout = %gs`. Lucene: System.nanoTime in the JVM around query building, search and reading "
-          "the 10 stored ids.\n" % a.query_timeout)
+          "the 10 stored ids. Rows \"scipis's plan cached\": the same unfiltered scipis queries through "
+          "`am_time_cached_<table>(terms)`, the statement as static SQL in PL/pgSQL so that its plan is cached as "
+          "a prepared statement's is (the cast of the text to scipisquery timed with it), in the same session after "
+          "the run above; the peers' columns repeat their numbers above.\n" % a.query_timeout)
         w("| table | system | warm-up | measured passes | per kind: queries, timeouts, errors, with < 10 rows |")
         w("|---|---|---|---|---|")
         for tbl in a.tables:
@@ -1039,6 +1091,8 @@ def main():
     ap.add_argument("--pass-budget", type=float, default=300)
     ap.add_argument("--query-timeout", type=float, default=10)
     ap.add_argument("--spot", type=int, default=20)
+    ap.add_argument("--plan-cached", type=int, default=1,
+                    help="1: also time scipis's unfiltered queries with their plan cached (PL/pgSQL static SQL)")
     ap.add_argument("--insert-batch", type=int, default=100)
     ap.add_argument("--lucene-heap", default="4g")
     ap.add_argument("--lucene-warmup", type=int, default=3)

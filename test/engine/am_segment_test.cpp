@@ -235,6 +235,48 @@ TEST(AmSegment, BuildRanksLikeTheOracleAcrossSegmentsAndRounds) {
   expect_matches_oracle(ix, rows, 11);
 }
 
+// A one-term scan makes its blocks' ranges a batch at a time, best first:
+// a term of hundreds of blocks with bounds of every kind (and ties between
+// blocks across a batch's edge) lists every row in order, in rounds of
+// any size, as the brute force does.
+TEST(AmSegment, OneTermBlocksComeInBatchesInOrder) {
+  std::vector<Row> rows;
+  std::mt19937 rng(41);
+  for (size_t i = 0; i < 60000; i++) {
+    Row r{(static_cast<uint64_t>(i / 9 + 1) << 16) | (i % 9 + 1), "", false};
+    const size_t tf = i % 3 == 0 ? 1 + rng() % 6 : 1, len = rng() % (i % 5 == 0 ? 3 : 60);
+    for (size_t w = 0; w < tf; w++) r.text += "t ";
+    for (size_t w = 0; w < len; w++) r.text += "f" + std::to_string(rng() % 50) + " ";
+    rows.push_back(r);
+  }
+  Index ix;
+  for (auto& seg : build(rows, 1, 256 << 20)) ix.segs.push_back(ix.pages.add(seg));
+  ASSERT_EQ(ix.segs.size(), 1u);
+  const auto want = oracle(rows, "t", false);
+  ASSERT_EQ(want.size(), rows.size());
+  for (size_t round : {1u, 7u, 40u}) {
+    auto got = ranked_in_rounds(ix, "t", false, round, round == 40 ? SIZE_MAX : 3000, round == 40 ? 4 : 1);
+    if (round == 40)
+      ASSERT_EQ(got.size(), want.size());
+    else
+      ASSERT_GE(got.size(), 3000u);
+    for (size_t j = 0; j < got.size(); j++) {
+      ASSERT_TRUE(want.count(got[j].tid));
+      EXPECT_NEAR(got[j].score, want.at(got[j].tid), 1e-9 * want.at(got[j].tid));
+      if (j > 0) {
+        ASSERT_TRUE(got[j - 1].score > got[j].score ||
+                    (got[j - 1].score == got[j].score && got[j - 1].tid < got[j].tid))
+            << j;
+      }
+    }
+    if (round != 40) continue;
+    std::vector<uint64_t> seen;
+    for (auto& h : got) seen.push_back(h.tid);
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());
+  }
+}
+
 // Log lines tie by the thousand at the top score: a top-k stops at the
 // first ranges of the tie (identifiers ascend with ordinals in a built
 // segment), yet resumed rounds list every row, rows of equal tf / length

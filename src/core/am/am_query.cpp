@@ -173,11 +173,16 @@ struct AmQuery::SourceState {
   std::unique_ptr<Source> src;
   std::vector<TermBlocks> tb;
   std::vector<Act> acts;
-  // Of the first `left` ranges, the first `hot` are a heap and the others
-  // all come after them (a one-term scan selects its best blocks a batch
-  // at a time instead of ordering thousands it will never read).
-  std::vector<Range> ranges;
-  size_t left = 0, hot = 0, batch = 64;
+  std::vector<Range> ranges;  // a heap of the first `left` of them
+  size_t left = 0;
+  // A one-term scan's blocks are its ranges, made a batch at a time, best
+  // first: most scans stop within the first, and a frequent term has
+  // thousands of blocks. bounds[b] is block b's; blocks after (cut_bound,
+  // cut_b) in range order are not made yet.
+  std::vector<double> bounds;
+  double cut_bound = kInfScore;
+  size_t cut_b = 0, batch = 32;
+  bool cut = false, more = false;
   bool tids_ascend = false;
   // Blocks decoded so far, their postings in an arena of chunks (the
   // pointers stay valid as blocks are added; freed at once).
@@ -324,11 +329,8 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     add_ranges(ss);
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
+    std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
     ss.left = ss.ranges.size();
-    if (nt > 1) {
-      std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
-      ss.hot = ss.left;
-    }
     ss.tids_ascend = s.tids_ascend();
     st->srcs.push_back(std::move(ss));
   }
@@ -344,15 +346,13 @@ void AmQuery::add_ranges(SourceState& ss) {
     // One term: its blocks are the ranges (they cover the ordinals end to
     // end), with no merge of boundaries to make.
     const size_t nb = tb[0].count();
-    ss.ranges.reserve(nb);
-    ss.acts.reserve(nb);
+    ss.bounds.resize(nb);
     for (size_t b = 0; b < nb; b++) {
       const BlockInfo* info = tb[0].info(b);
-      const double bound = info ? scorers_[0].bound(*info) : kInfScore;
-      const uint32_t act = act_index(ss.acts.size());
-      ss.acts.push_back({0, static_cast<uint32_t>(b), bound});
-      ss.ranges.emplace_back(Range{tb[0].first(b), tb[0].last(b), bound, act, 1});
+      ss.bounds[b] = info ? scorers_[0].bound(*info) : kInfScore;
     }
+    ss.more = nb > 0;
+    next_blocks(ss);
     return;
   }
   // Every block's first ordinal and one past its last, merged in order.
@@ -395,6 +395,47 @@ void AmQuery::add_ranges(SourceState& ss) {
   }
 }
 
+// A one-term scan's next batch of blocks, best first after the cut, as
+// ranges (the heap is empty when it is asked).
+void AmQuery::next_blocks(SourceState& ss) {
+  const TermBlocks& tb = ss.tb[0];
+  const size_t nb = ss.bounds.size(), m = ss.batch;
+  ss.batch *= 2;
+  // The m best blocks after the cut: a heap whose top is the worst kept.
+  auto later = [&](size_t a, size_t b) {
+    return ss.bounds[a] != ss.bounds[b] ? ss.bounds[a] < ss.bounds[b] : a > b;
+  };
+  auto after_cut = [&](size_t b) {
+    return !ss.cut || ss.bounds[b] < ss.cut_bound || (ss.bounds[b] == ss.cut_bound && b > ss.cut_b);
+  };
+  std::vector<size_t> keep;
+  keep.reserve(m);
+  auto worse_first = [&](size_t a, size_t b) { return later(b, a); };
+  for (size_t b = 0; b < nb; b++) {
+    if (!after_cut(b)) continue;
+    if (keep.size() < m) {
+      keep.push_back(b);
+      std::push_heap(keep.begin(), keep.end(), worse_first);
+    } else if (later(keep.front(), b)) {
+      std::pop_heap(keep.begin(), keep.end(), worse_first);
+      keep.back() = b;
+      std::push_heap(keep.begin(), keep.end(), worse_first);
+    }
+  }
+  ss.more = keep.size() == m;
+  ss.ranges.clear();
+  if (!keep.empty()) {
+    ss.cut = true;
+    ss.cut_bound = ss.bounds[keep.front()];
+    ss.cut_b = keep.front();
+  }
+  for (size_t b : keep) {
+    const uint32_t act = act_index(ss.acts.size());
+    ss.acts.push_back({0, static_cast<uint32_t>(b), ss.bounds[b]});
+    ss.ranges.emplace_back(Range{tb.first(b), tb.last(b), ss.bounds[b], act, 1});
+  }
+}
+
 AmQuery::Decoded AmQuery::decoded_block(SourceState& ss, const Act& act) {
   const uint64_t key = (static_cast<uint64_t>(act.t) << 32) | act.b;
   auto it = ss.decoded.find(key);
@@ -414,19 +455,15 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
   const size_t nt = terms_.size();
   const bool exact = exact_bounds(ranking_);
   Source& s = *ss.src;
-  const auto begin = ss.ranges.begin();
-  while (ss.left > 0) {
-    if (ss.hot == 0) {
-      // The next batch of the best ranges, as a heap.
-      const size_t m = std::min(ss.left, ss.batch);
-      ss.batch *= 2;
-      auto before = [](const Range& a, const Range& b) { return later_range(b, a); };
-      if (m < ss.left)
-        std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(m), begin + static_cast<std::ptrdiff_t>(ss.left),
-                         before);
-      std::make_heap(begin, begin + static_cast<std::ptrdiff_t>(m), later_range);
-      ss.hot = m;
+  for (;;) {
+    if (ss.left == 0) {
+      if (!ss.more) break;
+      next_blocks(ss);
+      std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
+      ss.left = ss.ranges.size();
+      if (ss.left == 0) break;
     }
+    const auto begin = ss.ranges.begin();
     const Range& top = ss.ranges.front();
     if (const Cand* kc = best.kth()) {
       const scipis_am_hit* kth = &kc->h;
@@ -439,9 +476,7 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
           s.tid(static_cast<uint32_t>(top.lo)) > kth->tid)
         break;
     }
-    std::pop_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.hot), later_range);
-    std::swap(ss.ranges[ss.hot - 1], ss.ranges[ss.left - 1]);
-    ss.hot--;
+    std::pop_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
     const Range r = ss.ranges[--ss.left];
     // The range's postings per active (then excluded) term, decoded once
     // per block and only when needed: most ranges a MaxScore pass walks
@@ -500,13 +535,8 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
         for (size_t a = 0; a < r.nact; a++)
           if (essential[a]) ss.acts.push_back(ss.acts[r.act + a]);
         rest.nexcl = act_index(ss.acts.size()) - rest.excl;
-        // Ranges left unordered can come before it: order them all.
         ss.ranges[ss.left++] = rest;
-        if (ss.hot + 1 == ss.left)
-          std::push_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
-        else
-          std::make_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
-        ss.hot = ss.left;
+        std::push_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
       }
     }
     // The range's rows, a column at a time: drawn from the essential

@@ -65,6 +65,7 @@ class AmQuery {
   std::unique_ptr<RankedState> open_sources(const scipis_am_view& view, const scipis_am_reader& rd);
   void open_ranked(const scipis_am_view& view, const scipis_am_reader& rd);
   void add_ranges(SourceState& ss);
+  void next_blocks(SourceState& ss);
   struct Pooled;
   template <typename Best>
   void score_ranges(RankedState& st, uint32_t si, Best& best);
