@@ -240,6 +240,9 @@ struct LaterRange {
 };
 constexpr LaterRange later_range;
 
+// A term of at most this many blocks cuts a query's ranges by its rows.
+constexpr size_t kPointBlocks = 4;
+
 // An index into acts (ranges hold 32-bit ones).
 uint32_t act_index(size_t n) {
   if (n > UINT32_MAX) fail(SCIPIS_E_INTERNAL, "too many blocks in one query");
@@ -355,11 +358,30 @@ void AmQuery::add_ranges(SourceState& ss) {
     next_blocks(ss);
     return;
   }
-  // Every block's first ordinal and one past its last, merged in order.
+  // A term of a few blocks covers, as blocks do, every ordinal up to its
+  // last row, and its bound (infinite for a block of a rare term, which
+  // keeps no maximum) would keep every range of the other terms' blocks
+  // from being skipped. Its rows cut the ranges instead: a range holds the
+  // term only where one of its rows is.
+  std::vector<std::vector<uint32_t>> points(nt), point_block(nt);
+  for (size_t t = 0; t < nt; t++) {
+    if (tb[t].df == 0 || tb[t].count() > kPointBlocks) continue;
+    for (size_t b = 0; b < tb[t].count(); b++) {
+      const Decoded d = decoded_block(ss, Act{static_cast<uint32_t>(t), static_cast<uint32_t>(b), 0});
+      points[t].insert(points[t].end(), d.ords, d.ords + d.n);
+      point_block[t].insert(point_block[t].end(), d.n, static_cast<uint32_t>(b));
+    }
+  }
+  // Every block's first ordinal and one past its last (every row's, for a
+  // term cut by its rows), merged in order.
   std::vector<uint64_t> pts, term_pts;
   for (size_t t = 0; t < nt; t++) {
     term_pts.clear();
-    for (size_t b = 0; tb[t].df > 0 && b < tb[t].count(); b++) {
+    for (uint32_t o : points[t]) {
+      term_pts.push_back(o);
+      term_pts.push_back(static_cast<uint64_t>(o) + 1);
+    }
+    for (size_t b = 0; points[t].empty() && tb[t].df > 0 && b < tb[t].count(); b++) {
       if (b == 0 || tb[t].first(b) != tb[t].last(b - 1) + 1) term_pts.push_back(tb[t].first(b));
       term_pts.push_back(static_cast<uint64_t>(tb[t].last(b)) + 1);
     }
@@ -368,7 +390,7 @@ void AmQuery::add_ranges(SourceState& ss) {
     std::inplace_merge(pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(mid), pts.end());
   }
   pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
-  std::vector<size_t> cur(nt, 0);
+  std::vector<size_t> cur(nt, 0), at(nt, 0);
   ss.ranges.reserve(pts.size());
   ss.acts.reserve(pts.size() * nt);
   for (size_t i = 0; i + 1 < pts.size(); i++) {
@@ -377,6 +399,17 @@ void AmQuery::add_ranges(SourceState& ss) {
     double sum = 0;
     for (size_t t = 0; t < nt; t++) {
       if (tb[t].df == 0) continue;
+      if (!points[t].empty()) {
+        const auto& pt = points[t];
+        while (at[t] < pt.size() && pt[at[t]] < lo) at[t]++;
+        if (at[t] >= pt.size() || pt[at[t]] > hi) continue;
+        const size_t b = point_block[t][at[t]];
+        const BlockInfo* info = tb[t].info(b);
+        const double bound = info ? scorers_[t].bound(*info) : kInfScore;
+        sum += bound;
+        ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(b), bound});
+        continue;
+      }
       while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
       if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
       const BlockInfo* info = tb[t].info(cur[t]);
