@@ -277,6 +277,55 @@ TEST(AmSegment, OneTermBlocksComeInBatchesInOrder) {
   }
 }
 
+// A term of a few blocks cuts a multi-term query's ranges by its rows: with
+// frequent terms, any and all, in rounds of every size and with pending
+// entries beside the segments, every row comes in order, as the brute
+// force says.
+TEST(AmSegment, RareTermsCutRangesByTheirRows) {
+  std::vector<Row> rows;
+  std::mt19937 rng(43);
+  for (size_t i = 0; i < 30000; i++) {
+    Row r{(static_cast<uint64_t>(i / 11 + 1) << 16) | (i % 11 + 1), "", i % 31 == 0};
+    r.text = "f " + std::string(rng() % 3 ? "g " : "") + "x" + std::to_string(rng() % 40);
+    if (rng() % 100 < 2) r.text += " r";         // about 600 rows: a few blocks
+    if (rng() % 1000 < 3) r.text += " s s";      // about 90: one block
+    if (i == 777 || i == 29999) r.text += " u";  // two rows far apart
+    rows.push_back(r);
+  }
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  Index ix;
+  std::vector<Row> built(rows.begin(), rows.begin() + 28000);
+  for (auto& seg : build(built, 1, 256 << 20)) ix.segs.push_back(ix.pages.add(seg));
+  scipis_error err;
+  for (size_t i = 28000; i < rows.size(); i++) {
+    scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
+                                               rows[i].null, delim, &err);
+    ASSERT_NE(e, nullptr) << err.message;
+    ix.pending.push_back(take_blob(e));
+  }
+  for (const char* q : {"r f", "s f g", "u f", "r s u", "g r x3"}) {
+    for (bool all : {false, true}) {
+      const auto want = oracle(rows, q, all);
+      for (size_t round : {1u, 10u}) {
+        auto got = ranked_in_rounds(ix, q, all, round, round == 1 ? 200 : SIZE_MAX, 4);
+        if (round != 1) {
+          ASSERT_EQ(got.size(), want.size()) << q;
+        }
+        for (size_t j = 0; j < got.size(); j++) {
+          ASSERT_TRUE(want.count(got[j].tid)) << q;
+          EXPECT_NEAR(got[j].score, want.at(got[j].tid), 1e-9 * want.at(got[j].tid)) << q;
+          if (j > 0) {
+            ASSERT_TRUE(got[j - 1].score > got[j].score ||
+                        (got[j - 1].score == got[j].score && got[j - 1].tid < got[j].tid))
+                << q << " " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Log lines tie by the thousand at the top score: a top-k stops at the
 // first ranges of the tie (identifiers ascend with ordinals in a built
 // segment), yet resumed rounds list every row, rows of equal tf / length
