@@ -204,6 +204,19 @@ std::vector<scipis_am_hit> ranked_in_rounds(Index& ix, const std::string& q, boo
   return out;
 }
 
+// Rows [from, end) of rows as the index's pending entries.
+void add_pending(Index& ix, const std::vector<Row>& rows, size_t from) {
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  scipis_error err;
+  for (size_t i = from; i < rows.size(); i++) {
+    scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
+                                               rows[i].null, delim, &err);
+    ASSERT_NE(e, nullptr) << err.message;
+    ix.pending.push_back(take_blob(e));
+  }
+}
+
 void expect_matches_oracle(Index& ix, const std::vector<Row>& live, uint32_t seed) {
   std::mt19937 rng(seed);
   for (int i = 0; i < 60; i++) {
@@ -292,18 +305,10 @@ TEST(AmSegment, RareTermsCutRangesByTheirRows) {
     if (i == 777 || i == 29999) r.text += " u";  // two rows far apart
     rows.push_back(r);
   }
-  unsigned char delim[256];
-  scipis_tokenizer_named("word", delim);
   Index ix;
   std::vector<Row> built(rows.begin(), rows.begin() + 28000);
   for (auto& seg : build(built, 1, 256 << 20)) ix.segs.push_back(ix.pages.add(seg));
-  scipis_error err;
-  for (size_t i = 28000; i < rows.size(); i++) {
-    scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
-                                               rows[i].null, delim, &err);
-    ASSERT_NE(e, nullptr) << err.message;
-    ix.pending.push_back(take_blob(e));
-  }
+  add_pending(ix, rows, 28000);
   for (const char* q : {"r f", "s f g", "u f", "r s u", "g r x3"}) {
     for (bool all : {false, true}) {
       const auto want = oracle(rows, q, all);
@@ -535,13 +540,8 @@ TEST(AmSegment, PendingEntriesAndMergeWithDeadRows) {
   Index ix;
   std::vector<Row> first(rows.begin(), rows.begin() + 1200);
   for (auto& s : build(first, 1, 64 << 20)) ix.segs.push_back(ix.pages.add(s));
+  add_pending(ix, rows, 1200);
   scipis_error err;
-  for (size_t i = 1200; i < rows.size(); i++) {
-    scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
-                                               rows[i].null, delim, &err);
-    ASSERT_NE(e, nullptr) << err.message;
-    ix.pending.push_back(take_blob(e));
-  }
   expect_matches_oracle(ix, rows, 12);
 
   // Every third row dies; the merge keeps the rest, and answers as before.
