@@ -351,8 +351,7 @@ void AmQuery::add_ranges(SourceState& ss) {
     const size_t nb = tb[0].count();
     ss.bounds.resize(nb);
     for (size_t b = 0; b < nb; b++) {
-      const BlockInfo* info = tb[0].info(b);
-      ss.bounds[b] = info ? scorers_[0].bound(*info) : kInfScore;
+      ss.bounds[b] = block_bound(ss, 0, b);
     }
     ss.more = nb > 0;
     next_blocks(ss);
@@ -399,23 +398,20 @@ void AmQuery::add_ranges(SourceState& ss) {
     double sum = 0;
     for (size_t t = 0; t < nt; t++) {
       if (tb[t].df == 0) continue;
+      size_t b;
       if (!points[t].empty()) {
         const auto& pt = points[t];
         while (at[t] < pt.size() && pt[at[t]] < lo) at[t]++;
         if (at[t] >= pt.size() || pt[at[t]] > hi) continue;
-        const size_t b = point_block[t][at[t]];
-        const BlockInfo* info = tb[t].info(b);
-        const double bound = info ? scorers_[t].bound(*info) : kInfScore;
-        sum += bound;
-        ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(b), bound});
-        continue;
+        b = point_block[t][at[t]];
+      } else {
+        while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
+        if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
+        b = cur[t];
       }
-      while (cur[t] < tb[t].count() && tb[t].last(cur[t]) < lo) cur[t]++;
-      if (cur[t] >= tb[t].count() || tb[t].first(cur[t]) > lo) continue;
-      const BlockInfo* info = tb[t].info(cur[t]);
-      const double bound = info ? scorers_[t].bound(*info) : kInfScore;
+      const double bound = block_bound(ss, t, b);
       sum += bound;
-      ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(cur[t]), bound});
+      ss.acts.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(b), bound});
     }
     const uint32_t nact = act_index(ss.acts.size()) - act;
     if (nact == 0 || (match_ == SCIPIS_MATCH_ALL && nact < nt)) {
@@ -426,6 +422,13 @@ void AmQuery::add_ranges(SourceState& ss) {
     // stalled load per range (thousands for a frequent term).
     ss.ranges.emplace_back(Range{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), sum, act, nact});
   }
+}
+
+// The most a row of term t's block b can score (infinite when the block
+// keeps no maximum).
+double AmQuery::block_bound(const SourceState& ss, size_t t, size_t b) const {
+  const BlockInfo* info = ss.tb[t].info(b);
+  return info ? scorers_[t].bound(*info) : kInfScore;
 }
 
 // A one-term scan's next batch of blocks, best first after the cut, as

@@ -66,6 +66,7 @@ class AmQuery {
   void open_ranked(const scipis_am_view& view, const scipis_am_reader& rd);
   void add_ranges(SourceState& ss);
   void next_blocks(SourceState& ss);
+  double block_bound(const SourceState& ss, size_t t, size_t b) const;
   struct Pooled;
   template <typename Best>
   void score_ranges(RankedState& st, uint32_t si, Best& best);
