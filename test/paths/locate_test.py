@@ -22,6 +22,7 @@ import random
 import shutil
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "conformance"))
@@ -99,6 +100,72 @@ def bytea_literal(b):
     return "'\\x%s'::bytea" % b.hex()
 
 
+def run_round(label, setup, paths, patterns, tmp):
+    """Runs setup, then every pattern (bytea; the first 100 as text too) in
+    one new backend; returns (passed, failed) against the oracle."""
+    passed = failed = 0
+    lines = list(setup)
+    jobs = []
+    for i, pat in enumerate(patterns):
+        lines.append("SELECT %d, path FROM scipis_locate(%s, %s) UNION ALL SELECT %d, NULL;"
+                     % (i, bytea_literal(pat), sql_str(COLLECTION), i))
+        jobs.append((i, pat))
+    # The text form, for patterns valid in the database encoding.
+    text_jobs = []
+    for i, pat in enumerate(patterns[:100]):
+        try:
+            s = pat.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if "\x00" in s:
+            continue
+        q = 10000 + i
+        lines.append("SELECT %d, path FROM scipis_locate(%s) WHERE collection = %s "
+                     "UNION ALL SELECT %d, NULL;" % (q, sql_str(s), sql_str(COLLECTION), q))
+        text_jobs.append((q, pat))
+    rc, out, err, script = run_psql("\n".join(lines) + "\n", tmpdir=tmp)
+    if rc != 0:
+        print("%s: psql failed (exit %d): %s" % (label, rc, err.strip()[:2000]))
+        failed += 1
+    got = {}
+    ended = set()
+    for r in parse_csv(out):
+        if len(r) != 2:
+            continue
+        q = int(r[0])
+        if r[1] == "":
+            ended.add(q)
+        else:
+            got.setdefault(q, []).append(os.fsencode(r[1]))
+    for q, pat in jobs + text_jobs:
+        want = oracle(paths, pat)
+        have = got.get(q, [])
+        if q not in ended or have != want:
+            failed += 1
+            if failed <= 10:
+                print("%s: pattern %r: %d paths, oracle %d; first differences: %r" % (
+                    label, pat, len(have), len(want), sorted(set(have) ^ set(want))[:3]))
+        else:
+            passed += 1
+    return passed, failed
+
+
+def change_tree(root, paths, rng):
+    """New files in new directories and old ones, some files deleted: a
+    refresh then adds segments the first build's path index does not cover
+    and tombstones records it does."""
+    for p in rng.sample(paths, 15):
+        os.unlink(p)
+    for d in range(3):
+        dname = os.path.join(root, rng.choice(NAMES) + "new%d" % d)
+        os.makedirs(dname, mode=0o755, exist_ok=True)
+        for f in range(rng.randint(5, 15)):
+            with open(os.path.join(dname, "%s_n%d.log" % (rng.choice(NAMES), f)), "w") as fh:
+                fh.write("token%d\n" % f)
+    old = sorted(set(os.fsencode(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs))
+    return old
+
+
 def main():
     rng = random.Random(20261123)
     passed = failed = 0
@@ -108,53 +175,23 @@ def main():
         root = os.path.join(tmp, "tree")
         os.mkdir(root, 0o755)
         paths = make_tree(root, rng)
-        patterns = [random_pattern(rng, paths) for _ in range(400)]
-        lines = ["CREATE EXTENSION IF NOT EXISTS scipis;",
-                 "SELECT scipis_create_collection(%s, %s);" % (sql_str(COLLECTION), sql_str(root)),
-                 "SELECT files FROM scipis_index(%s);" % sql_str(COLLECTION)]
-        jobs = []
-        for i, pat in enumerate(patterns):
-            lines.append("SELECT %d, path FROM scipis_locate(%s, %s) UNION ALL SELECT %d, NULL;"
-                         % (i, bytea_literal(pat), sql_str(COLLECTION), i))
-            jobs.append((i, pat))
-        # The text form, for patterns valid in the database encoding.
-        text_jobs = []
-        for i, pat in enumerate(patterns[:100]):
-            try:
-                s = pat.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            if "\x00" in s:
-                continue
-            q = 10000 + i
-            lines.append("SELECT %d, path FROM scipis_locate(%s) WHERE collection = %s "
-                         "UNION ALL SELECT %d, NULL;" % (q, sql_str(s), sql_str(COLLECTION), q))
-            text_jobs.append((q, pat))
-        lines.append("SELECT scipis_drop_collection(%s);" % sql_str(COLLECTION))
-        rc, out, err, script = run_psql("\n".join(lines) + "\n", tmpdir=tmp)
-        if rc != 0:
-            print("psql failed (exit %d): %s" % (rc, err.strip()[:2000]))
-            failed += 1
-        got = {}
-        ended = set()
-        for r in parse_csv(out):
-            if len(r) != 2:
-                continue
-            q = int(r[0])
-            if r[1] == "":
-                ended.add(q)
-            else:
-                got.setdefault(q, []).append(os.fsencode(r[1]))
-        for q, pat in jobs + text_jobs:
-            want = oracle(paths, pat)
-            have = got.get(q, [])
-            if q not in ended or have != want:
-                failed += 1
-                if failed <= 10:
-                    print("pattern %r: %d paths, oracle %d; first differences: %r" % (
-                        pat, len(have), len(want), sorted(set(have) ^ set(want))[:3]))
-            else:
-                passed += 1
+        # After the build (one path index over its segments), after a
+        # refresh (new segments beside it, tombstones in it), after a full
+        # compaction (written again): each time a new backend.
+        rounds = [("build", lambda: ["CREATE EXTENSION IF NOT EXISTS scipis;",
+                                     "SELECT scipis_create_collection(%s, %s);" % (sql_str(COLLECTION), sql_str(root)),
+                                     "SELECT files FROM scipis_index(%s);" % sql_str(COLLECTION)], 400),
+                  ("refresh", lambda: ["SELECT files_added > 0 FROM scipis_refresh(%s);" % sql_str(COLLECTION)], 200),
+                  ("compact", lambda: ["SELECT segments FROM scipis_compact(%s);" % sql_str(COLLECTION)], 200)]
+        for label, setup, n in rounds:
+            if label == "refresh":
+                time.sleep(0.2)  # past the racy window of the build's files
+                paths = change_tree(root, paths, rng)
+            patterns = [random_pattern(rng, paths) for _ in range(n)]
+            p, f = run_round(label, setup(), paths, patterns, tmp)
+            passed += p
+            failed += f
+        rc, out, err, script = run_psql("SELECT scipis_drop_collection(%s);\n" % sql_str(COLLECTION), tmpdir=tmp)
         # Errors: a NULL pattern, an unknown collection.
         for sql, expect in [("SELECT * FROM scipis_locate(NULL::text)", "pattern must not be null"),
                             ("SELECT * FROM scipis_locate('x', 'no_such_collection')", "does not exist")]:

@@ -391,7 +391,7 @@ PathTrigrams::PathTrigrams(std::string path, std::string_view file) : path_(std:
   // first pattern opens every segment's index and reads a few entries.
 }
 
-std::optional<PathTrigrams::List> PathTrigrams::find(uint32_t trigram) const {
+std::optional<TrigramList> PathTrigrams::find(uint32_t trigram) const {
   size_t lo = 0, hi = trigrams_;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
@@ -400,50 +400,68 @@ std::optional<PathTrigrams::List> PathTrigrams::find(uint32_t trigram) const {
     else
       hi = mid;
   }
-  const unsigned char* e = table_ + kTrigramEntry * lo;
-  if (lo == trigrams_ || get_u32(e) != trigram) return std::nullopt;
+  if (lo == trigrams_ || get_u32(table_ + kTrigramEntry * lo) != trigram) return std::nullopt;
+  return list(lo);
+}
+
+TrigramList PathTrigrams::list(size_t i) const {
+  const unsigned char* e = table_ + kTrigramEntry * i;
   // A list lies after the one before, within the file, and holds at least
   // a byte per block and its crc.
-  const uint64_t start = lo ? get_u64(e - kTrigramEntry + 8) : 0;
+  const uint64_t start = i ? get_u64(e - kTrigramEntry + 8) : 0;
   const uint64_t end = get_u64(e + 8);
   const uint32_t c = get_u32(e + 4);
-  if (lo && get_u32(e - kTrigramEntry) >= trigram) fail_corrupt(path_, "trigram table out of order");
+  if (i && get_u32(e - kTrigramEntry) >= get_u32(e)) fail_corrupt(path_, "trigram table out of order");
   if (c == 0 || c > records_) fail_corrupt(path_, "bad trigram record count");
   if (end > room_ || end < start || end - start < 4 + (c + kB - 1) / kB)
     fail_corrupt(path_, "bad trigram list end");
-  return List{lists_ + start, static_cast<size_t>(end - start - 4), c};
+  return TrigramList{lists_ + start, static_cast<size_t>(end - start - 4), c};
 }
 
-std::optional<std::vector<uint32_t>> PathTrigrams::candidates(const PathPattern& pattern) const {
-  std::vector<uint32_t> tris;
-  for (const std::string& run : pattern.literal_runs())
-    for (size_t i = 0; i + 3 <= run.size(); i++) tris.push_back(trigram_at(run.data() + i));
-  if (tris.empty()) return std::nullopt;
-  std::sort(tris.begin(), tris.end());
-  tris.erase(std::unique(tris.begin(), tris.end()), tris.end());
-  std::vector<List> lists;
-  for (const uint32_t t : tris) {
-    const auto l = find(t);
-    if (!l) return std::vector<uint32_t>();
-    lists.push_back(*l);
-  }
+uint32_t PathTrigrams::trigram(size_t i) const { return get_u32(table_ + kTrigramEntry * i); }
+
+
+std::vector<uint32_t> intersect_trigram_lists(const std::string& path, std::vector<TrigramList> lists,
+                                              uint32_t records) {
   // A list of every record (a trigram of the collection's root, say) says
   // nothing: it is not read.
-  std::erase_if(lists, [&](const List& l) { return l.count == records_; });
+  std::erase_if(lists, [&](const TrigramList& l) { return l.count == records; });
   std::vector<uint32_t> out;
   if (lists.empty()) {
-    out.resize(records_);
+    out.resize(records);
     std::iota(out.begin(), out.end(), 0u);
     return out;
   }
   // Smallest first: the candidates only shrink, and the longer lists are
   // then mostly skipped over block by block.
-  std::sort(lists.begin(), lists.end(), [](const List& a, const List& b) { return a.count < b.count; });
+  std::sort(lists.begin(), lists.end(),
+            [](const TrigramList& a, const TrigramList& b) { return a.count < b.count; });
   out.reserve(lists[0].count);
-  ListCursor(path_, lists[0].data, lists[0].len, lists[0].count, records_).decode_all(out);
+  ListCursor(path, lists[0].data, lists[0].len, lists[0].count, records).decode_all(out);
   for (size_t i = 1; i < lists.size() && !out.empty(); i++)
-    ListCursor(path_, lists[i].data, lists[i].len, lists[i].count, records_).keep_common(out);
+    ListCursor(path, lists[i].data, lists[i].len, lists[i].count, records).keep_common(out);
   return out;
+}
+
+std::vector<uint32_t> pattern_trigrams(const PathPattern& pattern) {
+  std::vector<uint32_t> tris;
+  for (const std::string& run : pattern.literal_runs())
+    for (size_t i = 0; i + 3 <= run.size(); i++) tris.push_back(trigram_at(run.data() + i));
+  std::sort(tris.begin(), tris.end());
+  tris.erase(std::unique(tris.begin(), tris.end()), tris.end());
+  return tris;
+}
+
+std::optional<std::vector<uint32_t>> PathTrigrams::candidates(const PathPattern& pattern) const {
+  const std::vector<uint32_t> tris = pattern_trigrams(pattern);
+  if (tris.empty()) return std::nullopt;
+  std::vector<TrigramList> lists;
+  for (const uint32_t t : tris) {
+    const auto l = find(t);
+    if (!l) return std::vector<uint32_t>();
+    lists.push_back(*l);
+  }
+  return intersect_trigram_lists(path_, std::move(lists), records_);
 }
 
 }  // namespace scipis

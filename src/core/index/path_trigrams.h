@@ -52,6 +52,23 @@ std::string build_path_trigrams(std::string_view paths, std::span<const uint32_t
 // allocating nothing by them; each table entry is bounded against the file,
 // and each list's crc checked, when a query reads it. Damage throws
 // SCIPIS_E_CORRUPT naming path.
+// One trigram's list as read in place: its blocks (len bytes), then its
+// crc; count records.
+struct TrigramList {
+  const unsigned char* data;
+  size_t len;
+  uint32_t count;
+};
+
+// The trigrams of pattern's literal runs, ascending, each once.
+std::vector<uint32_t> pattern_trigrams(const PathPattern& pattern);
+
+// The records (of a segment of records records) that every list holds,
+// ascending; each list's crc is checked as it is read, damage throws
+// SCIPIS_E_CORRUPT naming path.
+std::vector<uint32_t> intersect_trigram_lists(const std::string& path, std::vector<TrigramList> lists,
+                                              uint32_t records);
+
 class PathTrigrams {
  public:
   PathTrigrams(std::string path, std::string_view file);
@@ -63,14 +80,13 @@ class PathTrigrams {
   uint64_t records() const { return records_; }
   size_t trigrams() const { return trigrams_; }
   size_t heap_bytes() const { return sizeof(*this) + path_.capacity(); }
+  // Table entry i's trigram (i < trigrams(), ascending) and its list,
+  // bounded (its crc unchecked): what a merge of segments' indexes copies.
+  uint32_t trigram(size_t i) const;
+  TrigramList list(size_t i) const;
 
  private:
-  struct List {
-    const unsigned char* data;
-    size_t len;  // its blocks, without the crc
-    uint32_t count;
-  };
-  std::optional<List> find(uint32_t trigram) const;
+  std::optional<TrigramList> find(uint32_t trigram) const;
   std::string path_;
   const unsigned char* table_ = nullptr;
   const unsigned char* lists_ = nullptr;

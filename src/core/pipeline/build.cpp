@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
+#include "index/gen_paths.h"
 #include "index/manifest.h"
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
@@ -233,6 +234,10 @@ void link_or_copy(const std::string& a, const std::string& b) {
   std::string bytes;
   if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
   write_file_durable(b, bytes);
+}
+
+void copy_side_file(const std::string& from, const std::string& to, const char* name) {
+  if (::access((from + "/" + name).c_str(), F_OK) == 0) link_or_copy(from + "/" + name, to + "/" + name);
 }
 
 std::vector<std::string> segment_files(const SegmentRef& s, uint32_t splits) {
@@ -473,6 +478,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
       b->next.index_bytes = tree_bytes(b->cfg.gen_dir);
     }
     fill_meta_bytes(b->dir, b->next);
+    b->next.index_bytes += write_gen_paths(b->dir, b->cfg.gen_dir, b->next);
     write_file_durable(b->cfg.gen_dir + "/" + kTermsFile,
                        encode_terms(b->pipeline->term_registers()));
     write_dirs(*b, b->cfg.gen_dir);

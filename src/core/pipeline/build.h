@@ -76,6 +76,9 @@ void configure(scipis_build& b, const std::string& root, const scipis_options& o
 // Hard-links file a as b, or copies it where the file system has no hard
 // links (or refuses one across devices).
 void link_or_copy(const std::string& a, const std::string& b);
+// Links (or copies) from/name to to/name if from has it: a generation's
+// list carried over to the next one.
+void copy_side_file(const std::string& from, const std::string& to, const char* name);
 
 // The files of segment s, relative to its home generation's directory: its two
 // data files first, then its dictionaries and path trigrams.

@@ -529,6 +529,9 @@ void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   const std::string& gen = b->cfg.gen_dir;
   const bool changed = cs.segments_merged > 0;
   if (changed) {
+    // A full compaction rewrites every segment: one index over them again.
+    if (cs.all) write_gen_paths(b->dir, gen, m);
+    else copy_side_file(cs.current.gen_dir(b->dir), gen, kGenPathsFile);
     publish_generation(b->dir, gen, m, cs.current);
   } else {
     remove_tree(gen);

@@ -45,9 +45,6 @@ std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
-void copy_side_file(const std::string& from, const std::string& to, const char* name) {
-  if (::access((from + "/" + name).c_str(), F_OK) == 0) link_or_copy(from + "/" + name, to + "/" + name);
-}
 
 }  // namespace
 
@@ -164,6 +161,7 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   copy_side_file(now_gen, gen, kChainsFile);
   copy_side_file(now_gen, gen, kTermsFile);
   copy_side_file(now_gen, gen, kDirsFile);
+  copy_side_file(now_gen, gen, kGenPathsFile);
   // Racy documents: those the generation names, and those of the merged
   // segments (a merged segment's run start is its newest input's), less
   // the tombstoned.

@@ -215,6 +215,8 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     if (b->dirs) write_dirs(*b, gen);
     else if (::access((r.current_gen + "/" + kDirsFile).c_str(), F_OK) == 0)
       link_or_copy(r.current_gen + "/" + kDirsFile, gen + "/" + kDirsFile);
+    // The segments it covers are still there; the new ones have their own.
+    copy_side_file(r.current_gen, gen, kGenPathsFile);
     publish_generation(b->dir, gen, m, r.current);
   } else {
     remove_tree(gen);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -209,19 +210,29 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
   *out = scipis_docs{};
   return guarded(err, [&] {
     const PathPattern pat(std::string_view(pattern, pattern_len));
-    // Each segment's trigram index names the records that may match (or
-    // none, when the pattern has no literal run of 3 bytes: then all); a
-    // segment with no candidate is passed over without mapping its file
-    // data, which a new backend would otherwise open for every segment,
-    // and only the candidates' blocks are read, only candidates matched.
+    // The generation's trigram table over most segments' paths (if
+    // written) names their candidate records at once; each other segment's
+    // own trigram index names its own (or none, when the pattern has no literal run
+    // of 3 bytes: then all). A segment with no candidate is passed over
+    // without mapping its file data, which a new backend would otherwise
+    // open for every segment, and only the candidates' blocks are read,
+    // only candidates matched.
+    const GenPaths* gp = ix->c.gen_paths();
+    std::optional<std::vector<std::vector<uint32_t>>> covered;
+    if (gp) covered = gp->candidates(pat);
     std::vector<uint32_t> cands;
     bool scan_all = false;
     size_t at = 0;
     auto seg_ok = [&](SegmentState& s) {
-      auto c = ix->c.trigrams(s).candidates(pat);
-      scan_all = !c;
-      cands = c ? std::move(*c) : std::vector<uint32_t>();
       at = 0;
+      cands.clear();
+      std::optional<std::vector<uint32_t>> c;
+      if (s.covered < 0)
+        c = ix->c.trigrams(s).candidates(pat);
+      else if (covered)
+        c = std::move((*covered)[static_cast<size_t>(s.covered)]);
+      scan_all = !c;
+      if (c) cands = std::move(*c);
       return scan_all || !cands.empty();
     };
     auto next_block = [&](SegmentState&, const FileBlocks&, size_t b) -> size_t {

@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <tuple>
+
 #include <algorithm>
 
 #include "index/deletes.h"
@@ -194,6 +197,39 @@ const PathTrigrams& Collection::trigrams(SegmentState& s) {
   return *s.trigrams;
 }
 
+const GenPaths* Collection::gen_paths() {
+  if (gen_paths_tried_) return gen_paths_.get();
+  const std::string p = gen_dir_ + "/" + kGenPathsFile;
+  struct stat st;
+  if (::stat(p.c_str(), &st) != 0) {
+    if (errno != ENOENT) fail_io(errno, "stat", p);
+    gen_paths_tried_ = true;
+    return nullptr;
+  }
+  auto map = MappedFile::open_any(p);
+  auto g = std::make_unique<GenPaths>(p, map->bytes());
+  // Segments are named by where they were written; one merged away since
+  // is not in the manifest, and its records are not asked for.
+  absl::flat_hash_map<std::tuple<uint64_t, uint32_t, uint32_t>, size_t> by_name;
+  for (size_t i = 0; i < segs_.size(); i++)
+    by_name[{m_.home_of(segs_[i].ref), segs_[i].ref.indexer, file_seg_of(segs_[i].ref)}] = i;
+  std::vector<int64_t> covered(segs_.size(), -1);
+  for (size_t c = 0; c < g->covered().size(); c++) {
+    const CoveredSegment& cs = g->covered()[c];
+    auto it = by_name.find({cs.home, cs.indexer, cs.file_seg});
+    if (it == by_name.end()) continue;
+    const SegmentRef& r = segs_[it->second].ref;
+    if (r.docs != cs.docs || r.file_data_bytes != cs.file_bytes || covered[it->second] >= 0)
+      fail_corrupt(p, "names a segment unlike the manifest's");
+    covered[it->second] = static_cast<int64_t>(c);
+  }
+  for (size_t i = 0; i < segs_.size(); i++) segs_[i].covered = covered[i];
+  gen_paths_map_ = std::move(map);
+  gen_paths_ = std::move(g);
+  gen_paths_tried_ = true;
+  return gen_paths_.get();
+}
+
 size_t Collection::heap_bytes() const {
   size_t n = sizeof(*this) + dir_.capacity() + gen_dir_.capacity() + sizeof(Tokenizer) +
              segs_.capacity() * sizeof(SegmentState) + ix_.capacity() * sizeof(IndexerState);
@@ -215,6 +251,7 @@ size_t Collection::heap_bytes() const {
     n += ix.segs.capacity() * sizeof(SegmentState*) +
          (ix.first.capacity() + ix.dead.capacity() + ix.dead_bits.capacity() +
           ix.chained.capacity() + ix.chained_bits.capacity()) * sizeof(uint64_t);
+  if (gen_paths_) n += sizeof(GenPaths) + gen_paths_->covered().capacity() * sizeof(CoveredSegment);
   n += links_.capacity() * sizeof(ChainLink) + chains_.capacity() * sizeof(Chain) +
        chain_of_.capacity() * (sizeof(DocId) + sizeof(uint32_t) + 1);
   for (const Chain& ch : chains_)
@@ -223,7 +260,7 @@ size_t Collection::heap_bytes() const {
 }
 
 size_t Collection::mapped_bytes() const {
-  size_t n = 0;
+  size_t n = gen_paths_map_ ? gen_paths_map_->bytes().size() : 0;
   for (const SegmentState& s : segs_) {
     if (s.file_map) n += s.file_map->bytes().size();
     if (s.trigram_map) n += s.trigram_map->bytes().size();

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "index/chains.h"
+#include "index/gen_paths.h"
 #include "index/manifest.h"
 #include "index/path_trigrams.h"
 #include "index/segment_reader.h"
@@ -34,6 +35,8 @@ struct SegmentState {
   std::vector<Meta> file_meta;  // by split, lazily
   std::shared_ptr<const MappedFile> trigram_map;
   std::unique_ptr<PathTrigrams> trigrams;
+  // Its entry in the generation's PATHS (gen_paths()), or -1.
+  int64_t covered = -1;
 };
 
 // One indexer's segments; its documents are numbered (seq) across them in
@@ -81,6 +84,9 @@ class Collection {
   const FileMeta& file_meta(SegmentState& s, uint32_t split);
   // The segment's path trigram index, mapped on first use.
   const PathTrigrams& trigrams(SegmentState& s);
+  // The generation's one index over many segments' paths, mapped on
+  // first use (segments' covered set then), or null: none written.
+  const GenPaths* gen_paths();
   // Reads one posting block of a segment's TF data.
   void read_block(SegmentState& s, const TermRef& r, std::string& out);
   IndexerState& indexer(uint32_t i) { return ix_[i]; }
@@ -130,6 +136,9 @@ class Collection {
   struct timespec mtime_ {};
   std::vector<SegmentState> segs_;
   std::vector<IndexerState> ix_;
+  bool gen_paths_tried_ = false;
+  std::shared_ptr<const MappedFile> gen_paths_map_;
+  std::unique_ptr<GenPaths> gen_paths_;
   size_t open_fds_ = 0;
 };
 

@@ -38,10 +38,22 @@ void mkdir_p(const std::string& path) {
   }
 }
 
-static void write_all(int fd, std::string_view data, const std::string& path) {
+void write_all(int fd, std::string_view data, const std::string& path) {
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_io(errno, "write file", path);
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+void pwrite_all(int fd, std::string_view data, uint64_t off, const std::string& path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(off + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       fail_io(errno, "write file", path);

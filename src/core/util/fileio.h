@@ -32,6 +32,9 @@ void mkdir_p(const std::string& path);
 void write_file_durable(const std::string& path, std::string_view data,
                         bool sync = true);
 void fsync_file(const std::string& path);
+// The whole of data, at the file's offset or at off.
+void write_all(int fd, std::string_view data, const std::string& path);
+void pwrite_all(int fd, std::string_view data, uint64_t off, const std::string& path);
 // Atomic replace: write a temporary, fsync, rename over path, fsync the dir.
 // Without sync, neither fsync (after a crash path may hold either version,
 // or nothing), and the temporary is named for the process.
