@@ -140,14 +140,7 @@ GenPaths::GenPaths(std::string path, std::string_view file) : path_(std::move(pa
 }
 
 std::vector<GenPaths::Chunk> GenPaths::part(uint32_t trigram) const {
-  size_t lo = 0, hi = trigrams_;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (get_u32(table_ + kTrigramEntry * mid) < trigram)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  const size_t lo = trigram_lower_bound(table_, trigrams_, trigram);
   std::vector<Chunk> out;
   const unsigned char* e = table_ + kTrigramEntry * lo;
   if (lo == trigrams_ || get_u32(e) != trigram) return out;

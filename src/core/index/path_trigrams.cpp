@@ -391,15 +391,20 @@ PathTrigrams::PathTrigrams(std::string path, std::string_view file) : path_(std:
   // first pattern opens every segment's index and reads a few entries.
 }
 
-std::optional<TrigramList> PathTrigrams::find(uint32_t trigram) const {
-  size_t lo = 0, hi = trigrams_;
+size_t trigram_lower_bound(const unsigned char* table, size_t n, uint32_t t) {
+  size_t lo = 0, hi = n;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (get_u32(table_ + kTrigramEntry * mid) < trigram)
+    if (get_u32(table + kTrigramEntry * mid) < t)
       lo = mid + 1;
     else
       hi = mid;
   }
+  return lo;
+}
+
+std::optional<TrigramList> PathTrigrams::find(uint32_t trigram) const {
+  const size_t lo = trigram_lower_bound(table_, trigrams_, trigram);
   if (lo == trigrams_ || get_u32(table_ + kTrigramEntry * lo) != trigram) return std::nullopt;
   return list(lo);
 }

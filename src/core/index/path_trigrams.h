@@ -60,6 +60,10 @@ struct TrigramList {
   uint32_t count;
 };
 
+// The first of n table entries (kTrigramEntry bytes, a u32 trigram
+// first, ascending) whose trigram is not below t; n if none.
+size_t trigram_lower_bound(const unsigned char* table, size_t n, uint32_t t);
+
 // The trigrams of pattern's literal runs, ascending, each once.
 std::vector<uint32_t> pattern_trigrams(const PathPattern& pattern);
 
