@@ -132,7 +132,8 @@ def main():
         f.write("| p50, ms | %.2f | %.2f | %.2f |\n| p99, ms | %.2f | %.2f | %.2f |\n"
                 % (pct(sc, 50), pct(wm, 50), pct(pl, 50), pct(sc, 99), pct(wm, 99), pct(pl, 99)))
         pre = psql("SHOW shared_preload_libraries").strip()
-        f.write("\nBoth read trigram posting lists (scipis one index per segment, %d segments) and "
+        f.write("\nBoth read trigram posting lists (scipis one table per build, its lists cut by "
+                "segment, %d segments) and "
                 "match the candidates' paths. shared_preload_libraries = '%s'. plocate's times include "
                 "starting a process, scipis's do not "
                 "include a client round trip. Counts differ where directories match (plocate lists "
