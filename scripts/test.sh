@@ -7,7 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 bash scripts/install-deps.sh || exit 1
+t_build=$SECONDS
 bash scripts/build.sh || exit 1
+echo "=== build: $((SECONDS - t_build)) s"
 
 # Each suite's output is kept and its individual tests counted
 # (scripts/count_tests.py); the last line sums them over every suite.
@@ -17,11 +19,12 @@ passed=0; failed=0; failures=()
 suite() {  # suite NAME COMMAND...
   local name=$1; shift
   local log="$logs/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _).log"
+  local t0=$SECONDS
   echo "=== $name"
   "$@" 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   read -r p f < <(python3 scripts/count_tests.py "$log" "$rc")
-  echo "=== $name: $p passed, $f failed"
+  echo "=== $name: $p passed, $f failed ($((SECONDS - t0)) s)"
   passed=$((passed + p)); failed=$((failed + f))
   [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] || failures+=("$name")
 }
