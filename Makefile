@@ -64,7 +64,7 @@ ENGINE_TEST_OBJS := $(patsubst test/engine/%.cpp,build/test/%.o,$(ENGINE_TEST_SR
 -include $(ENGINE_TEST_OBJS:.o=.d)
 build/test/%.o: test/engine/%.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++20 -O1 -g -DNDEBUG $(WARN) -MMD -MP -Isrc/core -pthread -c $< -o $@
+	$(CXX) -std=c++20 -O1 -g1 -DNDEBUG $(WARN) -MMD -MP -Isrc/core -pthread -c $< -o $@
 test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_OBJS)
 	$(CXX) -pthread -o $@ $(ENGINE_TEST_OBJS) $(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main $(ENGINE_LIBS)
 
@@ -74,20 +74,30 @@ engine-check: test/engine/engine_tests
 
 # The same tests on an engine built with AddressSanitizer and UBSan: any
 # out-of-bounds access, use after free, leak or undefined behaviour fails.
-ASAN_CXXFLAGS = -std=c++20 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all $(WARN) -pthread -fno-strict-aliasing
-ASAN_OBJS := $(patsubst src/core/%.cpp,build/asan/%.o,$(CORE_SRCS))
+# The engine is compiled as a few unity files, one per core (each source
+# file parsed its headers on its own took twice as long), so file-local
+# names must be unique across src/core; the tests, with ASan only, keep one
+# object each. -g1: line tables, all a report's stack needs.
+ASAN_SAN = -fsanitize=address -fno-omit-frame-pointer -fno-sanitize-recover=all
+ASAN_CXXFLAGS = -std=c++20 -O1 -g1 $(ASAN_SAN) $(WARN) -pthread -fno-strict-aliasing
+ASAN_PARTS := $(shell n=$$(nproc 2>/dev/null || echo 2); seq 0 $$((n - 1)))
+ASAN_UNITY := $(patsubst %,build/asan/unity-%.cpp,$(ASAN_PARTS))
+ASAN_OBJS := $(ASAN_UNITY:.cpp=.o)
 -include $(ASAN_OBJS:.o=.d)
-build/asan/%.o: src/core/%.cpp
+# Rewritten only when the list of sources changes, so make stays incremental.
+$(ASAN_UNITY): build/asan/unity-%.cpp: FORCE
 	@mkdir -p $(dir $@)
-	$(CXX) $(ASAN_CXXFLAGS) -MMD -MP -Isrc/core -c $< -o $@
+	@python3 scripts/unity.py $@ $* $(words $(ASAN_PARTS)) $(CORE_SRCS)
+$(ASAN_OBJS): build/asan/unity-%.o: build/asan/unity-%.cpp
+	$(CXX) $(ASAN_CXXFLAGS) -fsanitize=undefined -MMD -MP -Isrc/core -c $< -o $@
 ASAN_TEST_OBJS := $(patsubst test/engine/%.cpp,build/asan/test/%.o,$(ENGINE_TEST_SRCS))
 -include $(ASAN_TEST_OBJS:.o=.d)
 build/asan/test/%.o: test/engine/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(ASAN_CXXFLAGS) -MMD -MP -Isrc/core -c $< -o $@
 build/asan/engine_tests: $(ASAN_OBJS) $(ASAN_TEST_OBJS)
-	$(CXX) $(ASAN_CXXFLAGS) -o $@ $(ASAN_TEST_OBJS) $(ASAN_OBJS) -lgtest -lgtest_main $(ENGINE_LIBS)
+	$(CXX) $(ASAN_CXXFLAGS) -fsanitize=undefined -o $@ $(ASAN_TEST_OBJS) $(ASAN_OBJS) \
+		-lgtest -lgtest_main $(ENGINE_LIBS)
 
 # LeakSanitizer needs ptrace, which some containers forbid: probed first.
 engine-asan: build/asan/engine_tests
@@ -111,4 +121,4 @@ bench/build/%: bench/engine/%.cpp $(CORE_SRCS:.cpp=.o)
 
 engine-micro: bench/build/token_bench bench/build/index_replay
 
-.PHONY: install-sample uninstall-sample engine-check engine-asan index-bench engine-micro
+.PHONY: FORCE install-sample uninstall-sample engine-check engine-asan index-bench engine-micro

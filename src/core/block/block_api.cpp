@@ -7,6 +7,7 @@
 #include "block_builder.h"
 #include "block_scan.h"
 #include "scipis_engine.h"
+#include "util/door.h"
 
 using namespace scipis::block;
 
@@ -23,46 +24,6 @@ struct scipis_block_scan {
 	std::unique_ptr<Scan> s;
 };
 
-namespace {
-
-void set_error(scipis_error *err, scipis_status code, const char *msg)
-{
-	if (!err)
-		return;
-	err->code = code;
-	snprintf(err->message, sizeof err->message, "%s", msg);
-}
-
-void clear(scipis_error *err)
-{
-	if (err) {
-		err->code = SCIPIS_OK;
-		err->message[0] = '\0';
-	}
-}
-
-// Runs f, turning any exception into err; returns false on failure.
-template <typename F>
-bool guarded(scipis_error *err, F f)
-{
-	clear(err);
-	try {
-		f();
-		return true;
-	} catch (const Error &e) {
-		set_error(err, e.code(), e.what());
-	} catch (const std::bad_alloc &) {
-		set_error(err, SCIPIS_E_NOMEM, "out of memory in the block index engine");
-	} catch (const std::exception &e) {
-		std::string m = std::string("internal error in the block index engine: ") + e.what();
-		set_error(err, SCIPIS_E_INTERNAL, m.c_str());
-	} catch (...) {
-		set_error(err, SCIPIS_E_INTERNAL, "internal error in the block index engine");
-	}
-	return false;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -70,12 +31,12 @@ scipis_block_build *scipis_block_build_start(const char *index_path, const scipi
 											 scipis_error *err)
 {
 	scipis_block_build *b = nullptr;
-	if (!guarded(err, [&] {
+	if (scipis::guarded(err, [&] {
 			if (!index_path || !spec)
 				fail(SCIPIS_E_INVALID, "missing index path or spec");
 			b = new scipis_block_build(index_path, spec);
 			b->b.start();
-		})) {
+		}) != 0) {
 		delete b;
 		return nullptr;
 	}
@@ -95,9 +56,9 @@ void scipis_block_build_cancel(scipis_block_build *b) { b->b.cancel(); }
 
 int scipis_block_build_finish(scipis_block_build *b, scipis_block_info *info, scipis_error *err)
 {
-	bool ok = guarded(err, [&] { b->b.finish(info); });
+	int rc = scipis::guarded(err, [&] { b->b.finish(info); });
 	delete b;
-	return ok ? 0 : -1;
+	return rc;
 }
 
 void scipis_block_build_abort(scipis_block_build *b)
@@ -114,10 +75,10 @@ void scipis_block_build_abort(scipis_block_build *b)
 scipis_block_index *scipis_block_open(const char *index_path, scipis_error *err)
 {
 	scipis_block_index *h = nullptr;
-	if (!guarded(err, [&] {
+	if (scipis::guarded(err, [&] {
 			h = new scipis_block_index;
 			h->ix = open_index(index_path ? index_path : "");
-		})) {
+		}) != 0) {
 		delete h;
 		return nullptr;
 	}
@@ -167,7 +128,7 @@ int scipis_block_plan(scipis_block_index *ix, const char *predicate,
 	out->ranges = nullptr;
 	out->n = 0;
 	out->owner = nullptr;
-	return guarded(err, [&] {
+	return scipis::guarded(err, [&] {
 			   check_opts(opts);
 			   OpenIndex &oi = *ix->ix;
 			   Predicate p = parse_predicate(predicate ? predicate : "", oi.names);
@@ -192,9 +153,7 @@ int scipis_block_plan(scipis_block_index *ix, const char *predicate,
 			   out->ranges = v->data();
 			   out->n = v->size();
 			   out->owner = hold.release();
-		   })
-			   ? 0
-			   : -1;
+		   });
 }
 
 void scipis_block_ranges_free(scipis_block_range_list *r)
@@ -209,12 +168,12 @@ scipis_block_scan *scipis_block_scan_start(scipis_block_index *ix, const char *p
 										   const scipis_block_read_opts *opts, scipis_error *err)
 {
 	scipis_block_scan *s = nullptr;
-	if (!guarded(err, [&] {
+	if (scipis::guarded(err, [&] {
 			check_opts(opts);
 			Predicate p = parse_predicate(predicate ? predicate : "", ix->ix->names);
 			s = new scipis_block_scan;
 			s->s = std::make_unique<Scan>(*ix->ix, std::move(p), *opts);
-		})) {
+		}) != 0) {
 		delete s;
 		return nullptr;
 	}
@@ -224,7 +183,7 @@ scipis_block_scan *scipis_block_scan_start(scipis_block_index *ix, const char *p
 int scipis_block_scan_next(scipis_block_scan *s, scipis_block_hits *out, scipis_error *err)
 {
 	int rc = 0;
-	if (!guarded(err, [&] { rc = s->s->next(out) ? 1 : 0; }))
+	if (scipis::guarded(err, [&] { rc = s->s->next(out) ? 1 : 0; }) != 0)
 		return -1;
 	return rc;
 }
@@ -238,12 +197,10 @@ void scipis_block_scan_end(scipis_block_scan *s) { delete s; }
 
 int scipis_block_remove(const char *index_path, scipis_error *err)
 {
-	return guarded(err, [&] {
+	return scipis::guarded(err, [&] {
 			   if (unlink(index_path) != 0 && errno != ENOENT)
 				   fail(SCIPIS_E_IO, "could not remove \"%s\": %s", index_path, strerror(errno));
-		   })
-			   ? 0
-			   : -1;
+		   });
 }
 
 }  // extern "C"
