@@ -16,27 +16,51 @@ echo "=== build: $((SECONDS - t_build)) s"
 logs=$(mktemp -d /tmp/scipis-test-logs.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 passed=0; failed=0; failures=()
-suite() {  # suite NAME COMMAND...
+# suite NAME COMMAND...: runs it, shows its output, counts it.
+suite() {
   local name=$1; shift
   local log="$logs/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _).log"
   local t0=$SECONDS
   echo "=== $name"
   "$@" 2>&1 | tee "$log"
-  local rc=${PIPESTATUS[0]}
-  read -r p f < <(python3 scripts/count_tests.py "$log" "$rc")
-  echo "=== $name: $p passed, $f failed ($((SECONDS - t0)) s)"
+  count "$name" "${PIPESTATUS[0]}" "$log" $((SECONDS - t0))
+}
+count() {  # count NAME RC LOG SECONDS
+  read -r p f < <(python3 scripts/count_tests.py "$3" "$2")
+  echo "=== $1: $p passed, $f failed ($4 s)"
   passed=$((passed + p)); failed=$((failed + f))
-  [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] || failures+=("$name")
+  [ "$2" -eq 0 ] && [ "$f" -eq 0 ] || failures+=("$1")
+}
+# suite_start NAME COMMAND... runs it beside what follows, until suite_end
+# NAME shows its output and counts it: for suites that mostly wait.
+declare -A bg_pid bg_t0
+suite_start() {
+  local name=$1; shift
+  local log="$logs/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _).log"
+  bg_t0[$name]=$SECONDS
+  ( "$@" >"$log" 2>&1 ) &
+  bg_pid[$name]=$!
+}
+suite_end() {
+  local name=$1 rc=0
+  local log="$logs/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _).log"
+  wait "${bg_pid[$name]}" || rc=$?
+  echo "=== $name (run beside the suites before)"
+  cat "$log"
+  count "$name" "$rc" "$log" $((SECONDS - ${bg_t0[$name]}))
 }
 
 suite "engine unit tests" make -s -j"$(nproc)" engine-check
 suite "engine unit tests under ASan and UBSan" make -s -j"$(nproc)" engine-asan
 # The server tests index the sample `make install` put beside the
-# extension's files (readable by the server's OS user).
+# extension's files (readable by the server's OS user). The TAP tests,
+# with clusters and ports of their own, mostly wait for servers: they run
+# beside them.
 unset SCIPIS_SAMPLE
+suite_start "TAP tests (crash recovery, restarts, standbys)" bash scripts/tap-tests.sh
 suite "server tests (pg_regress, pgTAP, oracles)" \
   pg_virtualenv -t -o max_worker_processes=16 bash scripts/server-tests.sh
-suite "TAP tests (crash recovery, cancel)" bash scripts/tap-tests.sh
+suite_end "TAP tests (crash recovery, restarts, standbys)"
 
 echo
 [ ${#failures[@]} -gt 0 ] && echo "failed suites: ${failures[*]}"

@@ -65,14 +65,6 @@ def file_order(shape, block_shape):
     return order
 
 
-def coords_of(i, shape):
-    out = []
-    for s in reversed(shape):
-        out.append(i % s)
-        i //= s
-    return out[::-1]
-
-
 # ------------------------------------------------------------------ data ---
 
 class Dataset:
@@ -120,19 +112,27 @@ class Dataset:
             o["block_shape"] = self.block_shape
         return o
 
-    def row_string(self, i):
-        parts = [str(i), ",".join(str(c) for c in coords_of(i, self.shape))]
-        parts.append(",".join(hexval(self.values[v[0]][i]) for v in self.vars))
-        return ":".join(parts)
-
     def rows(self):
+        """Each element as the SQL side prints it: "i:coords:hex,hex,..."
+        (built column by column: a million rows a call at C speed)."""
         if self._rows is None:
-            self._rows = [self.row_string(i) for i in range(self.n)]
+            cols = [[str(i) for i in range(self.n)]]
+            if len(self.shape) == 1:
+                cols.append(cols[0])
+            else:
+                coords = [[] for _ in range(self.n)]
+                for d, s in enumerate(self.shape):
+                    inner = math.prod(self.shape[d + 1:])
+                    for i in range(self.n):
+                        coords[i].append(str(i // inner % s))
+                cols.append([",".join(c) for c in coords])
+            for v in self.vars:
+                vals = self.values[v[0]]
+                h = struct.pack(">%dd" % self.n, *vals).hex()
+                cols.append([h[16 * i:16 * i + 16] if x == x else "nan" for i, x in enumerate(vals)])
+            self._rows = [cols[0][i] + ":" + cols[1][i] + ":" + ",".join(c[i] for c in cols[2:])
+                          for i in range(self.n)]
         return self._rows
-
-
-def hexval(v):
-    return "nan" if v != v else struct.pack(">d", v).hex()
 
 
 def smooth3d(shape, rng, scale, offset=0.0):
@@ -494,14 +494,15 @@ def main():
                         for r in f[1].split(","):
                             o, l = r.split("+")
                             spans.append((int(o), int(o) + int(l)))
-                    starts = [s for s, _ in spans]
-                    import bisect
-                    missing = 0
-                    for i in hits:
-                        off = var[2] + ds.pos[i] * es
-                        j = bisect.bisect_right(starts, off) - 1
-                        if j < 0 or not (spans[j][0] <= off and off + es <= spans[j][1]):
-                            missing += 1
+                    # Elements wholly inside some span, as a mask over file positions.
+                    covered = bytearray(ds.n)
+                    for so, eo in spans:
+                        first = max(0, -(-(so - var[2]) // es))
+                        last = min(ds.n, (eo - var[2]) // es)
+                        if last > first:
+                            covered[first:last] = b"\x01" * (last - first)
+                    pos = ds.pos
+                    missing = sum(1 for i in hits if not covered[pos[i]])
                     res.check(missing == 0, "%s ranges %r of %s: %d hits outside every range"
                               % (ds.name, p.text, var[0], missing))
             sel = [len(h) / ds.n for _, h in expect.values()]
