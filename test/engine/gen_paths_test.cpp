@@ -136,9 +136,14 @@ void add_files(const std::string& root, std::mt19937& rng, int n, int tag) {
   for (int i = 0; i < n; i++) {
     const std::string d = root + "/" + kNames[rng() % 8] + std::to_string(rng() % 9);
     fs::create_directories(d);
+    // Terms of its own fill the indexers' tables whatever share of the
+    // files each reads: the build flushes several segments however its
+    // threads run.
+    std::string own;
+    for (int k = 0; k < 12; k++) own += " u" + std::to_string(tag) + "x" + std::to_string(i) + "y" + std::to_string(k);
     testutil::write(d + "/" + kNames[rng() % 8] + std::to_string(tag) + "_" + std::to_string(i) +
                         (rng() % 2 ? ".log" : ".txt"),
-                    lines(rng, 200 + rng() % 3000));
+                    lines(rng, 200 + rng() % 3000) + own);
   }
 }
 

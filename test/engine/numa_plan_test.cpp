@@ -234,7 +234,9 @@ struct Override {
 
 TEST(NumaPlan, BuildsPlaceEveryThreadAndRegion) {
   Corpus corpus;
-  for (const auto& cpus : std::vector<std::vector<int>>{{3, 1}, {1, 3, 2, 6}, {4, 4, 4, 4, 0, 1, 16, 2}}) {
+  size_t grid = 0;
+  for (const auto& cpus : std::vector<std::vector<int>>{{4, 4, 4, 4, 0, 1, 16, 2}, {3, 1}, {1, 3, 2, 6}}) {
+    if (!testutil::sampled(grid++, 3)) continue;
     const NumaTopology topo = topology(cpus);
     const std::string what = std::to_string(cpus.size()) + " nodes";
     RecordingPlacer placer;

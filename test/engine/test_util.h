@@ -13,6 +13,16 @@
 
 namespace testutil {
 
+// The tests with the widest grids of cases run every case in the plain
+// run and every k-th under AddressSanitizer (several times slower), which
+// looks for memory errors the same code paths would show in any case.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+inline bool sampled(size_t i, size_t k) { return !kSanitized || i % k == 0; }
+
 inline std::string scratch_dir() {
   char tmpl[] = "/tmp/scipis-engine-XXXXXX";
   char* d = mkdtemp(tmpl);

@@ -9,6 +9,7 @@
 
 #include "block_error.h"
 #include "crc32c.h"
+#include "util/fileio.h"
 
 namespace scipis::block {
 
@@ -207,7 +208,7 @@ uint64_t write_index(const std::string &path, const IndexData &ix)
 			put_u64(t, total + 16);
 			write_all(f.fd, t, tmp);
 			total += t.size();
-			if (fsync(f.fd) != 0)
+			if (scipis::sync_fd(f.fd) != 0)
 				fail(SCIPIS_E_IO, "could not fsync \"%s\": %s", tmp.c_str(), strerror(errno));
 		} catch (...) {
 			unlink(tmp.c_str());
@@ -221,7 +222,7 @@ uint64_t write_index(const std::string &path, const IndexData &ix)
 	}
 	Fd d;
 	d.fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d.fd < 0 || fsync(d.fd) != 0)
+	if (d.fd < 0 || scipis::sync_fd(d.fd) != 0)
 		fail(SCIPIS_E_IO, "could not fsync directory \"%s\": %s", dir.c_str(), strerror(errno));
 	return total;
 }

@@ -110,7 +110,7 @@ uint64_t write_gen_paths(const std::string& dir, const std::string& gen, const M
   put_header(head, kMagicGenPaths, h);
   head += body;
   pwrite_all(fd.get(), head, 0, path);
-  if (::fsync(fd.get()) != 0) fail_io(errno, "fsync file", path);
+  if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
   return parts_at + written;
 }
 

@@ -62,14 +62,21 @@ void pwrite_all(int fd, std::string_view data, uint64_t off, const std::string& 
   }
 }
 
+namespace {
+std::atomic<bool> sync_enabled{true};
+}  // namespace
+
+int sync_fd(int fd) { return sync_enabled.load(std::memory_order_relaxed) ? ::fsync(fd) : 0; }
+void set_sync_enabled(bool on) { sync_enabled.store(on); }
+
 void write_file_durable(const std::string& path, std::string_view data,
                         bool sync) {
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd) fail_io(errno, "create file", path);
   write_all(fd.get(), data, path);
   if (sync) {
-    if (::fsync(fd.get()) != 0) fail_io(errno, "fsync file", path);
-  } else {
+    if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
+  } else if (sync_enabled.load(std::memory_order_relaxed)) {
     // Start writeback now so that the fsync at commit finds little to do.
     ::sync_file_range(fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
   }
@@ -78,7 +85,7 @@ void write_file_durable(const std::string& path, std::string_view data,
 void fsync_file(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) fail_io(errno, "open file", path);
-  if (::fsync(fd.get()) != 0) fail_io(errno, "fsync file", path);
+  if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
 }
 
 
@@ -86,7 +93,7 @@ void fsync_file(const std::string& path) {
 void fsync_dir(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) fail_io(errno, "open directory", dir);
-  if (::fsync(fd.get()) != 0) fail_io(errno, "fsync directory", dir);
+  if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync directory", dir);
 }
 
 std::string parent_dir(const std::string& path) {

@@ -27,6 +27,11 @@ class Fd {
 };
 
 void mkdir_p(const std::string& path);
+// fsync(fd), or nothing once syncing is turned off: the engine's unit
+// tests, which never lose power (a killed process keeps the page cache),
+// turn it off to spend their time on what they check.
+int sync_fd(int fd);
+void set_sync_enabled(bool on);
 // Writes data to path (created or truncated). Without sync, writeback is
 // started and the caller must fsync_file it before relying on it.
 void write_file_durable(const std::string& path, std::string_view data,
