@@ -76,26 +76,30 @@ engine-check: test/engine/engine_tests
 
 # The same tests on an engine built with AddressSanitizer and UBSan: any
 # out-of-bounds access, use after free, leak or undefined behaviour fails.
-# The engine is compiled as a few unity files, one per core (each source
-# file parsed its headers on its own took twice as long), so file-local
-# names must be unique across src/core; the tests, with ASan only, keep one
-# object each. -g1: line tables, all a report's stack needs.
+# The engine and the tests are each compiled as a few unity files, one per
+# core (each file parsing its headers on its own took three times as
+# long), so file-local names must be unique across src/core and across
+# test/engine; the plain build above keeps one object per file, so each
+# still compiles alone. The tests get ASan only. -g1: line tables, all a
+# report's stack needs.
 ASAN_SAN = -fsanitize=address -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_CXXFLAGS = -std=c++20 -O1 -g1 $(ASAN_SAN) $(WARN) -pthread -fno-strict-aliasing
 ASAN_PARTS := $(shell n=$$(nproc 2>/dev/null || echo 2); seq 0 $$((n - 1)))
 ASAN_UNITY := $(patsubst %,build/asan/unity-%.cpp,$(ASAN_PARTS))
 ASAN_OBJS := $(ASAN_UNITY:.cpp=.o)
--include $(ASAN_OBJS:.o=.d)
+ASAN_TEST_UNITY := $(patsubst %,build/asan/test-unity-%.cpp,$(ASAN_PARTS))
+ASAN_TEST_OBJS := $(ASAN_TEST_UNITY:.cpp=.o)
+-include $(ASAN_OBJS:.o=.d) $(ASAN_TEST_OBJS:.o=.d)
 # Rewritten only when the list of sources changes, so make stays incremental.
 $(ASAN_UNITY): build/asan/unity-%.cpp: FORCE
 	@mkdir -p $(dir $@)
 	@python3 scripts/unity.py $@ $* $(words $(ASAN_PARTS)) $(CORE_SRCS)
+$(ASAN_TEST_UNITY): build/asan/test-unity-%.cpp: FORCE
+	@mkdir -p $(dir $@)
+	@python3 scripts/unity.py $@ $* $(words $(ASAN_PARTS)) $(ENGINE_TEST_SRCS)
 $(ASAN_OBJS): build/asan/unity-%.o: build/asan/unity-%.cpp
 	$(CXX) $(ASAN_CXXFLAGS) -fsanitize=undefined -MMD -MP -Isrc/core -c $< -o $@
-ASAN_TEST_OBJS := $(patsubst test/engine/%.cpp,build/asan/test/%.o,$(ENGINE_TEST_SRCS))
--include $(ASAN_TEST_OBJS:.o=.d)
-build/asan/test/%.o: test/engine/%.cpp
-	@mkdir -p $(dir $@)
+$(ASAN_TEST_OBJS): build/asan/test-unity-%.o: build/asan/test-unity-%.cpp
 	$(CXX) $(ASAN_CXXFLAGS) -MMD -MP -Isrc/core -c $< -o $@
 build/asan/engine_tests: $(ASAN_OBJS) $(ASAN_TEST_OBJS)
 	$(CXX) $(ASAN_CXXFLAGS) -fsanitize=undefined -o $@ $(ASAN_TEST_OBJS) $(ASAN_OBJS) \

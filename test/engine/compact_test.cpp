@@ -28,7 +28,7 @@ int compact(const std::string& dir, const scipis_options& o, bool all, scipis_bu
   return scipis_build_finish(b, st, err);
 }
 
-const std::vector<std::string> kMore = {"w12", "w1 w12", std::string(255, 'q'), "w10 w11"};
+const std::vector<std::string> kCompactMore = {"w12", "w1 w12", std::string(255, 'q'), "w10 w11"};
 
 }  // namespace
 
@@ -76,7 +76,7 @@ TEST(Compact, MergesKeepEveryAnswer) {
       EXPECT_LT(st.segments, before) << log;
     }
     EXPECT_LE(st.deleted_docs, deleted) << log;
-    check(dir, root, "tiered, step " + std::to_string(step) + "\n" + log, kMore);
+    check(dir, root, "tiered, step " + std::to_string(step) + "\n" + log, kCompactMore);
     if (HasFailure()) return;
   }
   EXPECT_GT(segments, 4u);
@@ -86,7 +86,7 @@ TEST(Compact, MergesKeepEveryAnswer) {
   EXPECT_EQ(st.chain_links, 0u);
   EXPECT_GT(st.segments_merged, 0u);
   EXPECT_LT(st.segments, segments);
-  check(dir, root, "all\n" + log, kMore);
+  check(dir, root, "all\n" + log, kCompactMore);
   // A refresh after it reads nothing that did not change.
   usleep(150 * 1000);
   ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
@@ -96,7 +96,7 @@ TEST(Compact, MergesKeepEveryAnswer) {
   usleep(150 * 1000);
   ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
   EXPECT_EQ(st.files_appended + st.files_added, 1u);
-  check(dir, root, "after\n" + log, kMore);
+  check(dir, root, "after\n" + log, kCompactMore);
   // Merged until nothing is left to merge (then no new generation).
   int merges = 0;
   do {
@@ -104,7 +104,7 @@ TEST(Compact, MergesKeepEveryAnswer) {
   } while (st.segments_merged > 0 && ++merges < 4);
   EXPECT_EQ(st.segments_merged, 0u);
   EXPECT_FALSE(scipis_compact_needed(dir.c_str(), 0));
-  check(dir, root, "merged\n" + log, kMore);
+  check(dir, root, "merged\n" + log, kCompactMore);
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
@@ -286,7 +286,7 @@ TEST(Compact, MergeBesideRefreshes) {
     EXPECT_EQ(st.docs_dropped, 0u);
     EXPECT_FALSE(fs::exists(dir + "/merging")) << log;
     merged++;
-    check(dir, root, "beside, round " + std::to_string(round) + "\n" + log, kMore);
+    check(dir, root, "beside, round " + std::to_string(round) + "\n" + log, kCompactMore);
     if (HasFailure()) return;
     // Nothing read again that did not change.
     settle();
@@ -308,7 +308,7 @@ TEST(Compact, MergeBesideRefreshes) {
   ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
   EXPECT_EQ(st.segments_merged, 0u);
   EXPECT_FALSE(fs::exists(dir + "/merging"));
-  check(dir, root, "overtaken\n" + log, kMore);
+  check(dir, root, "overtaken\n" + log, kCompactMore);
   // Overtaken by a rebuild of the same tree: segments of the same sizes,
   // but not the files it merged.
   for (int k = 0; k < 6 && !has_tier(dir); k++) {
@@ -324,7 +324,7 @@ TEST(Compact, MergeBesideRefreshes) {
   }
   ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
   EXPECT_EQ(st.segments_merged, 0u);
-  check(dir, root, "rebuilt\n" + log, kMore);
+  check(dir, root, "rebuilt\n" + log, kCompactMore);
   // A merge of everything cannot run beside.
   EXPECT_EQ(scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_ALL, &err),
             nullptr);

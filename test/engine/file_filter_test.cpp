@@ -16,20 +16,20 @@
 
 namespace {
 
-struct Row {
+struct FilterRow {
   std::string path;
   scipis_doc d;
 };
 
-std::vector<Row> rows_of(scipis_docs& docs) {
-  std::vector<Row> out;
+std::vector<FilterRow> rows_of(scipis_docs& docs) {
+  std::vector<FilterRow> out;
   for (size_t i = 0; i < docs.n; i++)
     out.push_back({std::string(docs.docs[i].path, docs.docs[i].path_len), docs.docs[i]});
   scipis_docs_free(&docs);
   return out;
 }
 
-bool keeps(const scipis_file_filter& f, const Row& r) {
+bool keeps(const scipis_file_filter& f, const FilterRow& r) {
   const std::string from(f.path_from ? f.path_from : "", f.path_from_len);
   const std::string to(f.path_to ? f.path_to : "", f.path_to_len);
   return r.d.size >= f.size_min && r.d.size <= f.size_max && r.d.mtime_ns >= f.mtime_min &&
@@ -68,15 +68,15 @@ TEST(FileFilter, RandomRangesKeepWhatTheRecordsSay) {
   ASSERT_NE(ix, nullptr) << err.message;
   scipis_docs docs;
   ASSERT_EQ(scipis_list_files(ix, &docs, &err), 0) << err.message;
-  const std::vector<Row> all = rows_of(docs);
+  const std::vector<FilterRow> all = rows_of(docs);
   ASSERT_EQ(all.size(), 1200u);
 
   uint64_t blocks = 0, read = 0;
   for (int q = 0; q < 600; q++) {
     scipis_file_filter f;
     scipis_file_filter_init(&f);
-    const Row& a = all[rng() % all.size()];
-    const Row& b = all[rng() % all.size()];
+    const FilterRow& a = all[rng() % all.size()];
+    const FilterRow& b = all[rng() % all.size()];
     std::string from, to;
     for (int k = 0, n = 1 + static_cast<int>(rng() % 3); k < n; k++) {
       switch (rng() % 6) {
@@ -102,11 +102,11 @@ TEST(FileFilter, RandomRangesKeepWhatTheRecordsSay) {
     f.path_to_len = to.size();
     scipis_scan_stats ss{};
     ASSERT_EQ(scipis_list_files_where(ix, &f, &docs, &ss, &err), 0) << err.message;
-    const std::vector<Row> got = rows_of(docs);
+    const std::vector<FilterRow> got = rows_of(docs);
     std::vector<std::string> want, have;
-    for (const Row& r : all)
+    for (const FilterRow& r : all)
       if (keeps(f, r)) want.push_back(r.path);
-    for (const Row& r : got) have.push_back(r.path);
+    for (const FilterRow& r : got) have.push_back(r.path);
     ASSERT_EQ(have, want) << "filter " << q;
     if (want.size() <= 20) {
       blocks += ss.blocks;

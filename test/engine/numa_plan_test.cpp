@@ -183,10 +183,10 @@ thread_local bool RecordingPlacer::placed_ = false;
 thread_local NumaRole RecordingPlacer::role_ = NumaRole::kCrawler;
 thread_local int RecordingPlacer::index_ = -1;
 
-struct Corpus {
+struct NumaCorpus {
   std::string root = testutil::scratch_dir();
   std::vector<brute::Doc> docs;
-  Corpus() {
+  NumaCorpus() {
     // Directories of small files (packed) and big ones (streamed in blocks).
     for (int d = 0; d < 12; d++) {
       std::string dir = root + "/d" + std::to_string(d);
@@ -209,7 +209,7 @@ struct Corpus {
       }
     }
   }
-  ~Corpus() { testutil::rm_rf(root); }
+  ~NumaCorpus() { testutil::rm_rf(root); }
 };
 
 scipis_options numa_options() {
@@ -233,7 +233,7 @@ struct Override {
 }  // namespace
 
 TEST(NumaPlan, BuildsPlaceEveryThreadAndRegion) {
-  Corpus corpus;
+  NumaCorpus corpus;
   size_t grid = 0;
   for (const auto& cpus : std::vector<std::vector<int>>{{4, 4, 4, 4, 0, 1, 16, 2}, {3, 1}, {1, 3, 2, 6}}) {
     if (!testutil::sampled(grid++, 3)) continue;
@@ -312,7 +312,7 @@ TEST(NumaPlan, BuildsPlaceEveryThreadAndRegion) {
 }
 
 TEST(NumaPlan, OneNodeBuildPlacesNothing) {
-  Corpus corpus;
+  NumaCorpus corpus;
   RecordingPlacer placer;
   Override over(topology({2}), &placer);
   const std::string dir = testutil::scratch_dir();

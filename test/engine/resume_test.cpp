@@ -13,10 +13,10 @@
 
 namespace {
 
-struct Tree {
+struct ResumeTree {
   std::string root = testutil::scratch_dir();
   std::vector<std::string> files;
-  Tree() {
+  ResumeTree() {
     // Small files, and a few big ones of many distinct terms, so that with
     // a 1 MB term table flushes come both between and inside files.
     for (int d = 0; d < 4; d++) {
@@ -33,10 +33,10 @@ struct Tree {
       }
     }
   }
-  ~Tree() { testutil::rm_rf(root); }
+  ~ResumeTree() { testutil::rm_rf(root); }
 };
 
-scipis_options small_options() {
+scipis_options resume_options() {
   scipis_options o;
   scipis_options_init(&o);
   o.indexer_threads = 2;
@@ -48,7 +48,7 @@ scipis_options small_options() {
 
 int run(const std::string& dir, const std::string& root, int flags, scipis_build_stats* stats,
         scipis_error* err) {
-  scipis_options o = small_options();
+  scipis_options o = resume_options();
   scipis_build* b = scipis_build_start_ex(dir.c_str(), root.c_str(), &o, flags, err);
   if (!b) return -1;
   while (!scipis_build_wait(b, 50)) {
@@ -56,11 +56,11 @@ int run(const std::string& dir, const std::string& root, int flags, scipis_build
   return scipis_build_finish(b, stats, err);
 }
 
-const std::vector<std::string> kQueries = {"w1", "w17 w2999", "w42 w7 w100 w2500", "w89999",
+const std::vector<std::string> kResumeQueries = {"w1", "w17 w2999", "w42 w7 w100 w2500", "w89999",
                                            "w5 w6"};
 
 void expect_same_answers(const std::string& dir, const std::string& clean, const std::string& what) {
-  for (const auto& q : kQueries) {
+  for (const auto& q : kResumeQueries) {
     for (auto rank : {SCIPIS_TFIDF, SCIPIS_BM25}) {
       auto a = testutil::search(dir, q, -1, rank);
       auto b = testutil::search(clean, q, -1, rank);
@@ -76,7 +76,7 @@ void expect_same_answers(const std::string& dir, const std::string& clean, const
 }
 
 TEST(Resume, AtEveryFlushPointAnswersAsACleanBuild) {
-  Tree tree;
+  ResumeTree tree;
   std::string clean = testutil::scratch_dir();
   scipis_build_stats full;
   scipis_error err;
@@ -106,7 +106,7 @@ TEST(Resume, AtEveryFlushPointAnswersAsACleanBuild) {
 }
 
 TEST(Resume, ChangedFilesAreReadAgain) {
-  Tree tree;
+  ResumeTree tree;
   std::string dir = testutil::scratch_dir();
   scipis_build_stats st;
   scipis_error err;
@@ -129,9 +129,9 @@ TEST(Resume, ChangedFilesAreReadAgain) {
 // A pause (a server shutdown) keeps everything read before it: the files
 // being read are finished, the indexers flush, the segments are marked.
 TEST(Resume, APauseKeepsEverythingRead) {
-  Tree tree;
+  ResumeTree tree;
   std::string dir = testutil::scratch_dir();
-  scipis_options o = small_options();
+  scipis_options o = resume_options();
   scipis_error err;
   scipis_build* b = scipis_build_start_ex(dir.c_str(), tree.root.c_str(), &o,
                                           SCIPIS_BUILD_RESUME | SCIPIS_BUILD_COUNT_BYTES, &err);
@@ -162,12 +162,12 @@ TEST(Resume, APauseKeepsEverythingRead) {
 
 // Other options make another index: nothing is resumed.
 TEST(Resume, OtherOptionsStartOver) {
-  Tree tree;
+  ResumeTree tree;
   std::string dir = testutil::scratch_dir();
   scipis_build_stats st;
   scipis_error err;
   ASSERT_NE(run(dir, tree.root, SCIPIS_BUILD_RESUME | SCIPIS_BUILD_STOP_AFTER_MARKS(3), &st, &err), 0);
-  scipis_options o = small_options();
+  scipis_options o = resume_options();
   o.split_factor = 4;
   scipis_build* b = scipis_build_start_ex(dir.c_str(), tree.root.c_str(), &o, SCIPIS_BUILD_RESUME, &err);
   ASSERT_NE(b, nullptr) << err.message;

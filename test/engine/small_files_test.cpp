@@ -16,7 +16,7 @@
 
 namespace {
 
-struct Corpus {
+struct SmallCorpus {
   std::string root;
   std::vector<brute::Doc> docs;
   std::map<std::string, uint64_t> sizes;
@@ -27,8 +27,8 @@ struct Corpus {
 // a few of several KiB. Every file starts with a token "s<k>" and ends with
 // a token "e<k>" with no delimiter around them, so that two files read as
 // one would show tokens like "e3s7"; some end in a run of over 255 bytes.
-Corpus make_corpus(unsigned seed) {
-  Corpus c;
+SmallCorpus make_corpus(unsigned seed) {
+  SmallCorpus c;
   c.root = testutil::scratch_dir();
   std::mt19937 rng(seed);
   const std::string dirs[] = {"/many", "/a", "/a/b", "/a/b/c", "/d"};
@@ -68,7 +68,7 @@ Corpus make_corpus(unsigned seed) {
   return c;
 }
 
-void expect_same(const std::vector<testutil::Result>& got,
+void expect_same_hits(const std::vector<testutil::Result>& got,
                  const std::vector<brute::Hit>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); i++) {
@@ -80,7 +80,7 @@ void expect_same(const std::vector<testutil::Result>& got,
 }  // namespace
 
 TEST(SmallFiles, PackedFilesMatchBruteForce) {
-  Corpus c = make_corpus(7);
+  SmallCorpus c = make_corpus(7);
   uint64_t total_bytes = 0;
   for (const auto& [p, n] : c.sizes) total_bytes += n;
   struct Tuning {
@@ -137,7 +137,7 @@ TEST(SmallFiles, PackedFilesMatchBruteForce) {
       for (bool bm25 : {false, true}) {
         auto want = brute::search(c.docs, q, bm25, false);
         auto got = testutil::search(dir, q, -1, bm25 ? SCIPIS_BM25 : SCIPIS_TFIDF);
-        expect_same(got, want, std::string(t.name) + " q=" + q);
+        expect_same_hits(got, want, std::string(t.name) + " q=" + q);
       }
     testutil::rm_rf(dir);
   }
