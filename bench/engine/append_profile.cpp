@@ -1,0 +1,57 @@
+// A 1 KiB append refreshed by path, N times: wall and CPU (getrusage) per
+// refresh, for profiling the fixed cost of a refresh (perf, strace).
+//   bench/build/append_profile SCRATCH LOG_DIR N [x: also build the log alone]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+#include <algorithm>
+#include "scipis_engine.h"
+#include <sys/resource.h>
+static double cpu(){ rusage u; getrusage(RUSAGE_SELF,&u); return u.ru_utime.tv_sec+u.ru_stime.tv_sec+(u.ru_utime.tv_usec+u.ru_stime.tv_usec)*1e-6; }
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+static int finish(scipis_build* b, scipis_build_stats* st, scipis_error* err) {
+  if (!b) return -1;
+  while (!scipis_build_wait(b, 2)) {}
+  return scipis_build_finish(b, st, err);
+}
+int main(int argc, char** argv) {
+  std::string scratch = argv[1], src = argv[2]; int n = atoi(argv[3]);
+  std::string tree = scratch + "/tree", idx = scratch + "/idx";
+  scipis_options o; scipis_options_init(&o); o.indexer_threads = 2;
+  scipis_error err; scipis_build_stats st;
+  if (!fs::exists(idx)) {
+    fs::create_directories(tree);
+    std::string text;
+    for (auto& e : fs::recursive_directory_iterator(src)) {
+      if (!e.is_regular_file()) continue;
+      std::ifstream in(e.path(), std::ios::binary);
+      text.append(std::istreambuf_iterator<char>(in), {});
+      if (text.size() > (21u << 20)) break;
+    }
+    std::ofstream(tree + "/big.log", std::ios::binary) << text.substr(0, 20u << 20);
+    for (int i = 0; i < 199; i++) std::ofstream(tree + "/f" + std::to_string(i) + ".log") << text.substr(i * 65536, 256 << 10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    if (finish(scipis_build_start(idx.c_str(), tree.c_str(), &o, &err), &st, &err)) { puts(err.message); return 1; }
+  }
+  std::string big = tree + "/big.log";
+  std::vector<double> ts, cs;
+  for (int r = 0; r < n; r++) {
+    std::ofstream(big, std::ios::app | std::ios::binary) << std::string(1000, 'a' + r % 26) + " line " + std::to_string(r) + "\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    const char* p = big.c_str();
+    auto t0 = Clock::now(); double c0 = cpu();
+    if (finish(scipis_refresh_start(idx.c_str(), tree.c_str(), &o, &p, 1, 0, &err), &st, &err)) { puts(err.message); return 1; }
+    ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count() * 1e3); cs.push_back((cpu()-c0)*1e3);
+    if (st.files_appended != 1) { puts("not an append"); return 1; }
+  }
+  std::sort(ts.begin(), ts.end()); std::sort(cs.begin(), cs.end()); printf("cpu ms p50 %.2f\n", cs[cs.size()/2]);
+  if (argc > 4) { std::string a = scratch + "/alone", ai = scratch + "/alone-idx"; fs::create_directories(a); fs::copy_file(big, a + "/big.log", fs::copy_options::overwrite_existing);
+    for (int r = 0; r < 3; r++) { fs::remove_all(ai); auto t0 = Clock::now(); double c0 = cpu(); if (finish(scipis_build_start(ai.c_str(), a.c_str(), &o, &err), &st, &err)) return 1; printf("build alone: %.2f ms wall, %.2f ms cpu\n", std::chrono::duration<double>(Clock::now() - t0).count() * 1e3, (cpu()-c0)*1e3); } }
+  printf("refresh ms: p50 %.2f min %.2f max %.2f segments %llu read %llu\n", ts[ts.size()/2], ts[0], ts.back(), (unsigned long long)st.segments, (unsigned long long)st.bytes_read);
+}
