@@ -1,5 +1,7 @@
 // A 1 KiB append refreshed by path, N times: wall and CPU (getrusage) per
-// refresh, for profiling the fixed cost of a refresh (perf, strace).
+// refresh, for profiling the fixed cost of a refresh (perf, strace). The
+// tail tier is merged when it piles up, as the job workers do, outside
+// the timed part (reported apart).
 //   bench/build/append_profile SCRATCH LOG_DIR N [x: also build the log alone]
 #include <chrono>
 #include <cstdio>
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   }
   std::string big = tree + "/big.log";
   std::vector<double> ts, cs;
+  int merges = 0; double merge_cpu = 0;
   for (int r = 0; r < n; r++) {
     std::ofstream(big, std::ios::app | std::ios::binary) << std::string(1000, 'a' + r % 26) + " line " + std::to_string(r) + "\n";
     std::this_thread::sleep_for(std::chrono::milliseconds(120));
@@ -49,7 +52,13 @@ int main(int argc, char** argv) {
     if (finish(scipis_refresh_start(idx.c_str(), tree.c_str(), &o, &p, 1, 0, &err), &st, &err)) { puts(err.message); return 1; }
     ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count() * 1e3); cs.push_back((cpu()-c0)*1e3);
     if (st.files_appended != 1) { puts("not an append"); return 1; }
+    if (scipis_compact_needed(idx.c_str(), 0)) {
+      double c1 = cpu();
+      if (finish(scipis_compact_start(idx.c_str(), &o, 0, &err), &st, &err)) { puts(err.message); return 1; }
+      merges++; merge_cpu += (cpu() - c1) * 1e3;
+    }
   }
+  printf("tail merges %d, cpu ms %.2f in all (%.3f per refresh)\n", merges, merge_cpu, merge_cpu / n);
   std::sort(ts.begin(), ts.end()); std::sort(cs.begin(), cs.end()); printf("cpu ms p50 %.2f\n", cs[cs.size()/2]);
   if (argc > 4) { std::string a = scratch + "/alone", ai = scratch + "/alone-idx"; fs::create_directories(a); fs::copy_file(big, a + "/big.log", fs::copy_options::overwrite_existing);
     for (int r = 0; r < 3; r++) { fs::remove_all(ai); auto t0 = Clock::now(); double c0 = cpu(); if (finish(scipis_build_start(ai.c_str(), a.c_str(), &o, &err), &st, &err)) return 1; printf("build alone: %.2f ms wall, %.2f ms cpu\n", std::chrono::duration<double>(Clock::now() - t0).count() * 1e3, (cpu()-c0)*1e3); } }

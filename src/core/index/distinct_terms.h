@@ -4,6 +4,7 @@
 // hash of every term new to its in-memory index; sketches merge by max.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -36,8 +37,10 @@ class DistinctTerms {
   uint64_t estimate() const {
     double sum = 0;
     size_t zeros = 0;
+    // 2^-r by its bits (r <= 64 - kBits + 1): a refresh estimates per
+    // commit, and ldexp per register was a tenth of a small one's time.
     for (uint8_t r : reg_) {
-      sum += std::ldexp(1.0, -r);
+      sum += std::bit_cast<double>(static_cast<uint64_t>(1023 - r) << 52);
       zeros += r == 0;
     }
     const double m = static_cast<double>(kRegisters);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "index/segment_format.h"
+#include "index/segment_pack.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
 #include "util/error.h"
@@ -25,20 +26,21 @@ constexpr uint64_t kBlock = kTrigramBlock;
 
 uint64_t write_gen_paths(const std::string& dir, const std::string& gen, const Manifest& m) {
   std::vector<CoveredSegment> segs;
-  std::vector<std::string> names;
+  std::vector<PartOpener> openers;
   for (const SegmentRef& s : m.segments) {
     if (s.docs == 0) continue;
     segs.push_back(CoveredSegment{m.home_of(s), s.indexer, file_seg_of(s), s.docs, s.file_data_bytes});
-    names.push_back(m.home_dir(dir, s) + "/" + file_dir(s.indexer) + "/" + seg_paths(file_seg_of(s)));
+    openers.emplace_back(m.home_dir(dir, s), s, m.split_factor);
   }
   if (segs.size() < 2) return 0;
   const size_t n = segs.size();
   std::vector<std::shared_ptr<const MappedFile>> maps;
   std::vector<std::unique_ptr<PathTrigrams>> tris;
   for (size_t i = 0; i < n; i++) {
-    maps.push_back(MappedFile::open_any(names[i]));
-    tris.push_back(std::make_unique<PathTrigrams>(names[i], maps.back()->bytes()));
-    if (tris.back()->records() != segs[i].docs) fail_corrupt(names[i], "record count differs from the manifest");
+    SegmentPart part = openers[i].open(Part::kPaths, 0);
+    maps.push_back(std::move(part.map));
+    tris.push_back(std::make_unique<PathTrigrams>(part.name, maps.back()->bytes()));
+    if (tris.back()->records() != segs[i].docs) fail_corrupt(part.name, "record count differs from the manifest");
   }
   // The trigrams of any segment, ascending: the smallest under the
   // segments' cursors, which then move past it.
@@ -81,7 +83,7 @@ uint64_t write_gen_paths(const std::string& dir, const std::string& gen, const M
       if (!holds(i, t)) continue;
       const TrigramList l = tris[i]->list(at[i]++);
       if (crc32c(l.data, l.len) != get_u32(l.data + l.len))
-        fail_corrupt(names[i], "trigram list checksum mismatch");
+        fail_corrupt(maps[i]->path(), "trigram list checksum mismatch");
       end += l.len + 4;
       put_u32(directory, static_cast<uint32_t>(i));
       put_u32(directory, l.count);

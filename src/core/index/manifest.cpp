@@ -14,7 +14,9 @@ namespace {
 // 3: then each segment's meta_bytes.
 // 4: then each segment's home generation and file number (its files may
 //    be in an older generation's directory).
-constexpr uint32_t kManifestVersion = 4;
+// 5: then each segment's flags (1: packed, index/segment_pack.h).
+constexpr uint32_t kManifestVersion = 5;
+constexpr uint32_t kSegPacked = 1;
 }  // namespace
 
 std::string Manifest::encode() const {
@@ -42,6 +44,7 @@ std::string Manifest::encode() const {
     put_u64(body, home_of(s));
     put_u32(body, file_seg_of(s));
   }
+  for (const auto& s : segments) put_u32(body, s.packed ? kSegPacked : 0);
   return sealed_file(kMagicManifest, segments.size(), body, kManifestVersion);
 }
 
@@ -84,6 +87,11 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
     s.home = h.aux >= 4 ? c.u64() : m.generation;
     s.file_seg = h.aux >= 4 ? c.u32() : s.seg;
     if (s.home > m.generation) fail_corrupt(path, "segment lives in a generation after the manifest's");
+  }
+  for (auto& s : m.segments) {
+    const uint32_t flags = h.aux >= 5 ? c.u32() : 0;
+    if (flags & ~kSegPacked) fail_corrupt(path, "segment has unknown flags");
+    s.packed = flags & kSegPacked;
   }
   if (h.aux > kManifestVersion) fail_corrupt(path, "manifest of a newer version");
   if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");

@@ -29,6 +29,8 @@ struct SegmentRef {
   // (a segment just written); decoding always gives the generation.
   uint64_t home = UINT64_MAX;
   uint32_t file_seg = 0;
+  // Its files are parts of one pack file (index/segment_pack.h).
+  bool packed = false;
 };
 
 inline constexpr uint64_t kOwnGeneration = UINT64_MAX;

@@ -22,6 +22,7 @@
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
 #include "index/segment_format.h"
+#include "index/segment_pack.h"
 #include "pipeline/pipeline.h"
 #include "scipis_engine.h"
 #include "util/door.h"
@@ -243,6 +244,7 @@ void copy_side_file(const std::string& from, const std::string& to, const char* 
 std::vector<std::string> segment_files(const SegmentRef& s, uint32_t splits) {
   const std::string t = tf_dir(s.indexer) + "/", f = file_dir(s.indexer) + "/";
   const uint32_t n = file_seg_of(s);
+  if (s.packed) return {t + seg_pack(n)};
   std::vector<std::string> out{t + seg_data(n), f + seg_data(n)};
   for (uint32_t sp = 0; sp < splits; sp++) {
     out.push_back(t + seg_meta(n, sp));

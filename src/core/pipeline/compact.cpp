@@ -15,6 +15,7 @@
 #include "index/deletes.h"
 #include "index/path_index.h"
 #include "index/segment_format.h"
+#include "index/segment_pack.h"
 #include "index/tfidf_index.h"
 #include "pipeline/build.h"
 #include "pipeline/dir_records.h"
@@ -99,9 +100,9 @@ void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t spl
   std::vector<Posting> ps;
   // The data file read once: a read per term would be a system call for
   // each of millions.
-  const std::string path = s.tf_dir + seg_data(file_seg_of(s.ref));
+  const std::string& path = c.tf_data_name(s);
   std::string own;
-  if (!read && !read_file(path, own)) fail_io(ENOENT, "read", path);
+  if (!read) c.read_tf_data(s, own);
   const std::string& data = read ? *read : own;
   if (data.size() != s.ref.tf_data_bytes)
     fail_corrupt(path, "file size differs from the manifest (truncated or overwritten)");
@@ -113,7 +114,7 @@ void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t spl
       ps.clear();
       if (ref.len == 0) {
         if (ref.seq >= ix.docs())
-          fail_corrupt(s.tf_dir + seg_meta(file_seg_of(s.ref), sp), "posting names an unknown document");
+          fail_corrupt(c.tf_meta_name(s, sp), "posting names an unknown document");
         ps.push_back({ref.seq, ref.tf});
       } else {
         const uint64_t at = ref.read_offset(), len = ref.read_len();
@@ -163,23 +164,17 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
   const std::string tdir = gen + "/" + tf_dir(indexer) + "/", fdir = gen + "/" + file_dir(indexer) + "/";
   mkdir_p(tdir);
   mkdir_p(fdir);
-  write_file_durable(tdir + seg_data(seg), tf_data.view());
-  for (size_t s = 0; s < tf_meta.size(); s++)
-    write_file_durable(tdir + seg_meta(seg, static_cast<uint32_t>(s)), tf_meta[s].view());
-  write_file_durable(fdir + seg_data(seg), file_data);
-  for (size_t s = 0; s < file_meta.size(); s++)
-    write_file_durable(fdir + seg_meta(seg, static_cast<uint32_t>(s)), file_meta[s]);
-  write_file_durable(fdir + seg_paths(seg), trigrams);
   SegmentRef r;
   r.indexer = indexer;
   r.seg = seg;
   r.first_seq = first_seq;
   r.docs = paths.count();
-  r.tf_data_bytes = tf_data.size();
-  r.file_data_bytes = file_data.size();
-  r.meta_bytes = trigrams.size();
-  for (const auto& m : tf_meta) r.meta_bytes += m.size();
-  for (const auto& m : file_meta) r.meta_bytes += m.size();
+  SegmentParts parts{tf_data.view(), {}, file_data, {}, trigrams};
+  for (const auto& m : tf_meta) parts.tf_meta.push_back(m.view());
+  for (const auto& m : file_meta) parts.file_meta.push_back(m);
+  // A merge of small segments (the refreshes' tail) stays one file.
+  put_segment(gen, parts, true, &r,
+              [](const std::string& path, std::string_view data) { write_file_durable(path, data); });
   tf.clear(budget);
   paths.clear();
   return r;

@@ -14,6 +14,7 @@
 #include "index/chains.h"
 #include "index/deletes.h"
 #include "index/segment_format.h"
+#include "index/segment_pack.h"
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
 #include "pipeline/refresh.h"
@@ -88,9 +89,8 @@ void scipis::beside_prepare(scipis_build* b) {
       SegmentState& s = *ix.segs[j];
       for (uint32_t sp = 0; sp < cs.current.split_factor; sp++) c.tf_meta(s, sp);
       c.files(s);
-      const std::string path = s.tf_dir + seg_data(file_seg_of(s.ref));
-      if (!read_file(path, cs.tf_data[{i, s.ref.seg}])) fail_io(ENOENT, "read", path);
-      cs.input_ids[{i, s.ref.seg}] = file_id(path);
+      c.read_tf_data(s, cs.tf_data[{i, s.ref.seg}]);
+      cs.input_ids[{i, s.ref.seg}] = file_id(c.tf_data_file(s));
     }
   }
 }
@@ -115,7 +115,8 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
     // The very files it read, not others of the same sizes.
     for (size_t j = cs.plan[i]; holds && cs.plan[i] != SIZE_MAX && j < old_ix[i].size(); j++) {
       const SegmentRef& s = *new_ix[i][j];
-      holds = file_id(now.home_dir(b->dir, s) + "/" + tf_dir(i) + "/" + seg_data(file_seg_of(s))) ==
+      holds = file_id(now.home_dir(b->dir, s) + "/" + tf_dir(i) + "/" +
+                      (s.packed ? seg_pack(file_seg_of(s)) : seg_data(file_seg_of(s)))) ==
               cs.input_ids.at({i, s.seg});
     }
   }

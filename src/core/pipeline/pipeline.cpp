@@ -11,10 +11,12 @@
 #include <memory>
 #include <thread>
 
+#include "absl/container/flat_hash_set.h"
 #include "index/block_counter.h"
 #include "index/huge_pages.h"
 #include "index/path_index.h"
 #include "index/segment_format.h"
+#include "index/segment_pack.h"
 #include "index/tfidf_index.h"
 #include "util/time_ns.h"
 #include "util/crc32c.h"
@@ -149,7 +151,9 @@ void Pipeline::run() {
                      plan_.on_node(NumaRole::kIndexer, node).size()),
         o.block_size, &stop_, placer_, plan_.nodes[n]));
   }
-  for (int i = 0; i < o.indexer_threads; i++) {
+  // A refresh makes only the directories its segments go to (one pack
+  // each, mostly): a directory is an inode to create and to sync.
+  for (int i = 0; i < o.indexer_threads && !cfg_.pack_segments; i++) {
     mkdir_p(cfg_.gen_dir + "/" + tf_dir(static_cast<uint32_t>(i)));
     mkdir_p(cfg_.gen_dir + "/" + file_dir(static_cast<uint32_t>(i)));
   }
@@ -683,7 +687,12 @@ void Pipeline::writer_loop(int id) {
   std::vector<std::string> unsynced;
   std::vector<std::pair<std::string, SegmentMark>> pending;
   auto last_marks = std::chrono::steady_clock::now();
+  absl::flat_hash_set<std::string> made;
   auto put = [&](const std::string& path, std::string_view data) {
+    if (cfg_.pack_segments) {
+      const std::string d = parent_dir(path);
+      if (made.insert(d).second) mkdir_p(d);
+    }
     write_file_durable(path, data, false);
     written.push_back(path);
     if (cfg_.marks) unsynced.push_back(path);
@@ -700,20 +709,11 @@ void Pipeline::writer_loop(int id) {
     last_marks = std::chrono::steady_clock::now();
   };
   while (auto job = to_writer_.pop()) {
-    const std::string tdir = cfg_.gen_dir + "/" + tf_dir(job->ref.indexer) + "/";
     const std::string fdir = cfg_.gen_dir + "/" + file_dir(job->ref.indexer) + "/";
-    put(tdir + seg_data(job->ref.seg), job->tf_data.view());
-    for (size_t s = 0; s < job->tf_meta.size(); s++)
-      put(tdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->tf_meta[s].view());
-    put(fdir + seg_data(job->ref.seg), job->file_data);
-    for (size_t s = 0; s < job->file_meta.size(); s++)
-      put(fdir + seg_meta(job->ref.seg, static_cast<uint32_t>(s)), job->file_meta[s]);
-    put(fdir + seg_paths(job->ref.seg), job->path_trigrams);
-    job->ref.tf_data_bytes = job->tf_data.size();
-    job->ref.file_data_bytes = job->file_data.size();
-    job->ref.meta_bytes = job->path_trigrams.size();
-    for (const auto& m : job->tf_meta) job->ref.meta_bytes += m.size();
-    for (const auto& m : job->file_meta) job->ref.meta_bytes += m.size();
+    SegmentParts parts{job->tf_data.view(), {}, job->file_data, {}, job->path_trigrams};
+    for (const auto& m : job->tf_meta) parts.tf_meta.push_back(m.view());
+    for (const auto& m : job->file_meta) parts.file_meta.push_back(m);
+    put_segment(cfg_.gen_dir, parts, cfg_.pack_segments, &job->ref, put);
     if (cfg_.marks) {
       SegmentMark mark;
       mark.ref = job->ref;

@@ -34,6 +34,8 @@ struct PipelineConfig {
   // Resumable: every segment gets a mark once durable (pipeline/resume.h);
   // with resume, the kept segments of an interrupted build come first.
   bool marks = false;
+  // Small segments are written as one pack file (index/segment_pack.h).
+  bool pack_segments = false;
   std::shared_ptr<const ResumeState> resume;
   uint32_t stop_after_marks = 0;  // tests: stop the build after this many marks
   // Set: each indexer's TF-IDF table starts this small and grows fourfold

@@ -110,6 +110,9 @@ uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 // Most refreshes read a few files: a table this small to start with
 // (PipelineConfig::tfidf_start) spares them clearing a large one.
 constexpr uint64_t kRefreshTableStart = 4u << 20;
+// A refresh of named paths (a watcher's batch, a change log's) reads
+// fewer still: clearing and ordering even 4 MiB was a tenth of its time.
+constexpr uint64_t kScopedTableStart = 512u << 10;
 
 }  // namespace
 
@@ -300,7 +303,8 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     rs.current_gen = current->gen_dir(d);
     rs.scope = scope;
     b->cfg.rules.known = &rs.catalog;
-    b->cfg.tfidf_start = kRefreshTableStart;
+    b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart : kScopedTableStart;
+    b->cfg.pack_segments = true;
     if (!scope.empty()) {
       b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
     } else {

@@ -43,6 +43,8 @@ Collection::Collection(std::string dir) : dir_(std::move(dir)) {
     const std::string home = m_.home_dir(dir_, s.ref);
     s.tf_dir = home + "/" + tf_dir(s.ref.indexer) + "/";
     s.file_dir = home + "/" + file_dir(s.ref.indexer) + "/";
+    s.parts = std::make_unique<PartOpener>(home, s.ref, m_.split_factor);
+    s.tf_data_path = s.parts->name(Part::kTfData, 0);
     s.tf_meta.resize(m_.split_factor);
     s.file_meta.resize(m_.split_factor);
   }
@@ -120,7 +122,6 @@ bool Collection::is_current() const {
 const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
   auto& slot = s.tf_meta[split];
   if (!slot) {
-    std::string p = s.tf_dir + seg_meta(file_seg_of(s.ref), split);
     // Any split of the segment already open may share its code tables.
     const TfMeta* like = nullptr;
     for (const auto& other : s.tf_meta) {
@@ -129,27 +130,51 @@ const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {
         break;
       }
     }
-    slot = std::make_unique<TfMeta>(p, MappedFile::open_any(p), like);
+    SegmentPart part = s.parts->open(Part::kTfMeta, split);
+    slot = std::make_unique<TfMeta>(std::move(part.name), std::move(part.map), like);
   }
   return *slot;
 }
 
+std::string Collection::tf_data_file(SegmentState& s) {
+  uint64_t off, len;
+  return s.parts->file_of(Part::kTfData, 0, &off, &len);
+}
+
+void Collection::read_tf_data(SegmentState& s, std::string& out) {
+  const std::string& p = tf_data_name(s);
+  if (s.ref.packed) {
+    SegmentPart part = s.parts->open(Part::kTfData, 0, &s.ref.tf_data_bytes);
+    out.assign(part.map->bytes());
+    return;
+  }
+  if (!read_file(p, out)) fail_io(ENOENT, "read", p);
+  if (out.size() != s.ref.tf_data_bytes)
+    fail_corrupt(p, "file size differs from the manifest (truncated or overwritten)");
+}
+
 void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out) {
-  std::string p = s.tf_dir + seg_data(file_seg_of(s.ref));
+  const std::string& p = tf_data_name(s);
   const uint64_t at = r.read_offset(), len = r.read_len();
   if (at < kHeaderSize || len > s.ref.tf_data_bytes || at > s.ref.tf_data_bytes - len)
     fail_corrupt(p, "dictionary points outside the data file");
   Fd transient;
   Fd* fd = &s.tf_fd;
   if (!s.tf_fd) {
-    Fd opened = open_read(p);
+    uint64_t base, part_len;
+    const std::string file = s.parts->file_of(Part::kTfData, 0, &base, &part_len);
+    Fd opened = open_read(file);
     struct stat st;
-    if (::fstat(opened.get(), &st) != 0) fail_io(errno, "stat", p);
-    if (static_cast<uint64_t>(st.st_size) != s.ref.tf_data_bytes)
+    if (::fstat(opened.get(), &st) != 0) fail_io(errno, "stat", file);
+    if (s.ref.packed ? part_len != s.ref.tf_data_bytes
+                     : static_cast<uint64_t>(st.st_size) != s.ref.tf_data_bytes)
       fail_corrupt(p, "file size differs from the manifest (truncated or overwritten)");
+    if (s.ref.packed && base + part_len > static_cast<uint64_t>(st.st_size))
+      fail_corrupt(p, "pack is shorter than its part table says");
     std::string head(kHeaderSize, '\0');
-    pread_exact(opened.get(), head.data(), kHeaderSize, 0, p);
+    pread_exact(opened.get(), head.data(), kHeaderSize, base, p);
     check_header(p, kMagicTfData, head.data(), head.size());
+    s.tf_base = base;
     if (open_fds_ < kMaxOpenDataFiles) {
       s.tf_fd = std::move(opened);
       open_fds_++;
@@ -159,16 +184,15 @@ void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out)
     }
   }
   out.resize(len);
-  pread_exact(fd->get(), out.data(), len, at, p);
+  pread_exact(fd->get(), out.data(), len, s.tf_base + at, p);
 }
 
 const FileBlocks& Collection::files(SegmentState& s) {
   if (!s.files) {
-    std::string p = s.file_dir + seg_data(file_seg_of(s.ref));
-    auto map = MappedFile::open(p, s.ref.file_data_bytes);
-    auto fb = std::make_unique<FileBlocks>(p, map->bytes());
-    if (fb->records() != s.ref.docs) fail_corrupt(p, "document count differs from the manifest");
-    s.file_map = std::move(map);
+    SegmentPart part = s.parts->open(Part::kFileData, 0, &s.ref.file_data_bytes);
+    auto fb = std::make_unique<FileBlocks>(part.name, part.map->bytes());
+    if (fb->records() != s.ref.docs) fail_corrupt(part.name, "document count differs from the manifest");
+    s.file_map = std::move(part.map);
     s.files = std::move(fb);
   }
   return *s.files;
@@ -177,21 +201,19 @@ const FileBlocks& Collection::files(SegmentState& s) {
 const FileMeta& Collection::file_meta(SegmentState& s, uint32_t split) {
   auto& slot = s.file_meta[split];
   if (!slot.meta) {
-    std::string p = s.file_dir + seg_meta(file_seg_of(s.ref), split);
-    auto map = MappedFile::open_any(p);
-    slot.meta = std::make_unique<FileMeta>(p, map->bytes(), s.ref.docs);
-    slot.map = std::move(map);
+    SegmentPart part = s.parts->open(Part::kFileMeta, split);
+    slot.meta = std::make_unique<FileMeta>(part.name, part.map->bytes(), s.ref.docs);
+    slot.map = std::move(part.map);
   }
   return *slot.meta;
 }
 
 const PathTrigrams& Collection::trigrams(SegmentState& s) {
   if (!s.trigrams) {
-    std::string p = s.file_dir + seg_paths(file_seg_of(s.ref));
-    auto map = MappedFile::open_any(p);
-    auto t = std::make_unique<PathTrigrams>(p, map->bytes());
-    if (t->records() != s.ref.docs) fail_corrupt(p, "record count differs from the manifest");
-    s.trigram_map = std::move(map);
+    SegmentPart part = s.parts->open(Part::kPaths, 0);
+    auto t = std::make_unique<PathTrigrams>(part.name, part.map->bytes());
+    if (t->records() != s.ref.docs) fail_corrupt(part.name, "record count differs from the manifest");
+    s.trigram_map = std::move(part.map);
     s.trigrams = std::move(t);
   }
   return *s.trigrams;

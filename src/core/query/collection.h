@@ -13,6 +13,7 @@
 #include "index/gen_paths.h"
 #include "index/manifest.h"
 #include "index/path_trigrams.h"
+#include "index/segment_pack.h"
 #include "index/segment_reader.h"
 #include "index/tokenizer.h"
 #include "util/fileio.h"
@@ -23,7 +24,10 @@ struct SegmentState {
   SegmentRef ref;
   uint64_t seq0 = 0;  // the seq of its first record
   std::string tf_dir, file_dir;
+  std::unique_ptr<PartOpener> parts;  // its files, packed or not
+  std::string tf_data_path;  // the name errors give its TF data
   Fd tf_fd;  // kept open while the collection holds few enough
+  uint64_t tf_base = 0;  // where the TF data starts in tf_fd's file
   std::vector<std::unique_ptr<TfMeta>> tf_meta;  // by split, lazily
   // The file data, mapped and read in place.
   std::shared_ptr<const MappedFile> file_map;
@@ -89,6 +93,14 @@ class Collection {
   const GenPaths* gen_paths();
   // Reads one posting block of a segment's TF data.
   void read_block(SegmentState& s, const TermRef& r, std::string& out);
+  // The whole of a segment's TF data, and the name its errors give.
+  void read_tf_data(SegmentState& s, std::string& out);
+  const std::string& tf_data_name(const SegmentState& s) const { return s.tf_data_path; }
+  std::string tf_meta_name(const SegmentState& s, uint32_t split) const {
+    return s.parts->name(Part::kTfMeta, split);
+  }
+  // The file that holds a segment's TF data (its pack, when packed).
+  std::string tf_data_file(SegmentState& s);
   IndexerState& indexer(uint32_t i) { return ix_[i]; }
   // Record rec of segment s is tombstoned.
   bool dead(const SegmentState& s, uint64_t rec) const {

@@ -52,11 +52,11 @@ std::vector<Posting> term_postings(Collection& c, uint32_t i, IndexerState& ix,
     size_t before = out.size();
     if (ref->len == 0) {
       if (ref->seq >= limit)
-        fail_corrupt(s->tf_dir + seg_meta(file_seg_of(s->ref), split), "posting names an unknown document");
+        fail_corrupt(c.tf_meta_name(*s, split), "posting names an unknown document");
       out.push_back({ref->seq, ref->tf});
     } else {
       c.read_block(*s, *ref, block);
-      const std::string path = s->tf_dir + seg_data(file_seg_of(s->ref));
+      const std::string& path = c.tf_data_name(*s);
       decode_postings(path, region_in(path, block, *ref), *ref, limit, out);
     }
     if (before > 0 && before < out.size()) {

@@ -142,7 +142,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         auto ref = c.tf_meta(*s, split[t]).find(terms[t].term);
         if (!ref) continue;
         tb.df += ref->df;
-        const std::string path = s->tf_dir + seg_data(file_seg_of(s->ref));
+        const std::string& path = c.tf_data_name(*s);
         // The term's last document so far was not finished where it was
         // seen: if it is this piece's first, it is one document, counted once.
         const bool split_before = prev_seg != SIZE_MAX && prev_last >= seg_docs[i][prev_seg].b;

@@ -27,6 +27,9 @@ Fd::~Fd() {
 
 void mkdir_p(const std::string& path) {
   if (path.empty()) return;
+  // Mostly only the last is missing: one call, not one per component.
+  if (::mkdir(path.c_str(), 0700) == 0) return;
+  if (errno != ENOENT && errno != EEXIST) fail_io(errno, "create directory", path);
   size_t pos = 1;
   while (true) {
     pos = path.find('/', pos);

@@ -40,8 +40,16 @@ std::shared_ptr<const MappedFile> MappedFile::open_any(const std::string& path) 
   return map(path, nullptr);
 }
 
+std::shared_ptr<const MappedFile> MappedFile::slice(std::shared_ptr<const MappedFile> whole, size_t off,
+                                                    size_t len, std::string name) {
+  const char* base = static_cast<const char*>(whole->p_);
+  auto* m = new MappedFile(std::move(name), len ? base + off : nullptr, len);
+  m->whole_ = std::move(whole);
+  return std::shared_ptr<const MappedFile>(m);
+}
+
 MappedFile::~MappedFile() {
-  if (p_) ::munmap(const_cast<void*>(p_), n_);
+  if (p_ && !whole_) ::munmap(const_cast<void*>(p_), n_);
 }
 
 }  // namespace scipis

@@ -18,6 +18,10 @@ class MappedFile {
   static std::shared_ptr<const MappedFile> open(const std::string& path, uint64_t expect_size);
   // Any size (for files whose size no manifest records).
   static std::shared_ptr<const MappedFile> open_any(const std::string& path);
+  // Bytes [off, off + len) of whole (which the slice keeps mapped), named
+  // name in errors. The range must lie within whole.
+  static std::shared_ptr<const MappedFile> slice(std::shared_ptr<const MappedFile> whole, size_t off,
+                                                 size_t len, std::string name);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -30,6 +34,7 @@ class MappedFile {
   std::string path_;
   const void* p_;
   size_t n_;
+  std::shared_ptr<const MappedFile> whole_;  // a slice's; it maps nothing itself
 };
 
 }  // namespace scipis
