@@ -278,6 +278,11 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     configure(*b, r, *opts, flags);
     // New segments continue the indexers' own.
     b->cfg.opts.indexer_threads = static_cast<int>(current->indexers);
+    // A few named paths are walked and read by as few threads: starting
+    // the rest cost more than their work.
+    if (!scope.empty())
+      b->cfg.opts.reader_threads =
+          std::max(1, std::min(b->cfg.opts.reader_threads, static_cast<int>(scope.size())));
     b->garbage = list_garbage(d, &*current, "", false);
     b->next.generation = next_generation(d, &*current);
     b->next.split_factor = current->split_factor;
