@@ -17,6 +17,7 @@
 
 #include "index/manifest.h"
 #include "index/segment_format.h"
+#include "util/fileio.h"
 #include "util/mapped_file.h"
 
 namespace scipis {
@@ -57,7 +58,8 @@ struct SegmentParts {
 
 // Writes segment seg of indexer into gen as one pack (when pack and the
 // parts are small: ref->packed set) or as its own files, by put(path,
-// bytes); fills ref's sizes.
+// bytes), making the directories they go to (only one for a pack); fills
+// ref's sizes.
 template <typename Put>
 void put_segment(const std::string& gen, const SegmentParts& p, bool pack, SegmentRef* ref, Put&& put);
 
@@ -106,9 +108,12 @@ void put_segment(const std::string& gen, const SegmentParts& p, bool pack, Segme
     parts.push_back(p.file_data);
     parts.insert(parts.end(), p.file_meta.begin(), p.file_meta.end());
     parts.push_back(p.paths);
+    mkdir_p(tdir);
     put(tdir + seg_pack(seg), std::string_view(encode_pack(parts, splits)));
     return;
   }
+  mkdir_p(tdir);
+  mkdir_p(fdir);
   put(tdir + seg_data(seg), p.tf_data);
   for (uint32_t s = 0; s < splits; s++) put(tdir + seg_meta(seg, s), p.tf_meta[s]);
   put(fdir + seg_data(seg), p.file_data);

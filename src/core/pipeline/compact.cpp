@@ -161,9 +161,6 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
   tf.serialise(split_factor, tf_data, tf_meta, &paths);
   paths.serialise(split_factor, file_data, file_meta, &trigrams);
   budget = std::min(4 * budget, max_budget);
-  const std::string tdir = gen + "/" + tf_dir(indexer) + "/", fdir = gen + "/" + file_dir(indexer) + "/";
-  mkdir_p(tdir);
-  mkdir_p(fdir);
   SegmentRef r;
   r.indexer = indexer;
   r.seg = seg;

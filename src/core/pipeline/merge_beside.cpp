@@ -14,7 +14,6 @@
 #include "index/chains.h"
 #include "index/deletes.h"
 #include "index/segment_format.h"
-#include "index/segment_pack.h"
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
 #include "pipeline/refresh.h"
@@ -115,8 +114,7 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
     // The very files it read, not others of the same sizes.
     for (size_t j = cs.plan[i]; holds && cs.plan[i] != SIZE_MAX && j < old_ix[i].size(); j++) {
       const SegmentRef& s = *new_ix[i][j];
-      holds = file_id(now.home_dir(b->dir, s) + "/" + tf_dir(i) + "/" +
-                      (s.packed ? seg_pack(file_seg_of(s)) : seg_data(file_seg_of(s)))) ==
+      holds = file_id(now.home_dir(b->dir, s) + "/" + segment_files(s, now.split_factor)[0]) ==
               cs.input_ids.at({i, s.seg});
     }
   }

@@ -11,7 +11,6 @@
 #include <memory>
 #include <thread>
 
-#include "absl/container/flat_hash_set.h"
 #include "index/block_counter.h"
 #include "index/huge_pages.h"
 #include "index/path_index.h"
@@ -151,8 +150,8 @@ void Pipeline::run() {
                      plan_.on_node(NumaRole::kIndexer, node).size()),
         o.block_size, &stop_, placer_, plan_.nodes[n]));
   }
-  // A refresh makes only the directories its segments go to (one pack
-  // each, mostly): a directory is an inode to create and to sync.
+  // A refresh makes only the directories its segments go to (put_segment;
+  // one pack each, mostly): a directory is an inode to create and to sync.
   for (int i = 0; i < o.indexer_threads && !cfg_.pack_segments; i++) {
     mkdir_p(cfg_.gen_dir + "/" + tf_dir(static_cast<uint32_t>(i)));
     mkdir_p(cfg_.gen_dir + "/" + file_dir(static_cast<uint32_t>(i)));
@@ -687,12 +686,7 @@ void Pipeline::writer_loop(int id) {
   std::vector<std::string> unsynced;
   std::vector<std::pair<std::string, SegmentMark>> pending;
   auto last_marks = std::chrono::steady_clock::now();
-  absl::flat_hash_set<std::string> made;
   auto put = [&](const std::string& path, std::string_view data) {
-    if (cfg_.pack_segments) {
-      const std::string d = parent_dir(path);
-      if (made.insert(d).second) mkdir_p(d);
-    }
     write_file_durable(path, data, false);
     written.push_back(path);
     if (cfg_.marks) unsynced.push_back(path);

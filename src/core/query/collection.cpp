@@ -42,7 +42,6 @@ Collection::Collection(std::string dir) : dir_(std::move(dir)) {
     s.ref = m_.segments[i];
     const std::string home = m_.home_dir(dir_, s.ref);
     s.tf_dir = home + "/" + tf_dir(s.ref.indexer) + "/";
-    s.file_dir = home + "/" + file_dir(s.ref.indexer) + "/";
     s.parts = std::make_unique<PartOpener>(home, s.ref, m_.split_factor);
     s.tf_data_path = s.parts->name(Part::kTfData, 0);
     s.tf_meta.resize(m_.split_factor);
@@ -256,7 +255,7 @@ size_t Collection::heap_bytes() const {
   size_t n = sizeof(*this) + dir_.capacity() + gen_dir_.capacity() + sizeof(Tokenizer) +
              segs_.capacity() * sizeof(SegmentState) + ix_.capacity() * sizeof(IndexerState);
   for (const SegmentState& s : segs_) {
-    n += s.tf_dir.capacity() + s.file_dir.capacity() +
+    n += s.tf_dir.capacity() + s.tf_data_path.capacity() +
          s.tf_meta.capacity() * sizeof(s.tf_meta[0]) + s.file_meta.capacity() * sizeof(s.file_meta[0]);
     const TfMeta* first = nullptr;
     for (const auto& m : s.tf_meta) {

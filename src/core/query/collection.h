@@ -23,7 +23,7 @@ namespace scipis {
 struct SegmentState {
   SegmentRef ref;
   uint64_t seq0 = 0;  // the seq of its first record
-  std::string tf_dir, file_dir;
+  std::string tf_dir;
   std::unique_ptr<PartOpener> parts;  // its files, packed or not
   std::string tf_data_path;  // the name errors give its TF data
   Fd tf_fd;  // kept open while the collection holds few enough
