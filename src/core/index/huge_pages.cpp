@@ -59,7 +59,7 @@ thread_local bool keep_spares = false;
 
 void keep_freed_huge_pages() { keep_spares = true; }
 
-void* huge_alloc(size_t bytes, bool* zeroed) {
+void* huge_alloc(size_t bytes, bool* zeroed, bool huge) {
   if (zeroed) *zeroed = false;
   if (bytes < kHugePage) {
     void* p = ::operator new(bytes);
@@ -81,7 +81,7 @@ void* huge_alloc(size_t bytes, bool* zeroed) {
   if (base + size + kHugePage > end)
     ::munmap(end, static_cast<size_t>(base + size + kHugePage - end));
   // Advice only: where huge pages are off, this fails and 4 KiB pages serve.
-  (void)::madvise(start, size, MADV_HUGEPAGE);
+  (void)::madvise(start, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   bind_to_thread_node(start, size);
   mem::charge(size);
   return start;

@@ -14,7 +14,9 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // as huge pages; smaller ones come from operator new.
 // zeroed, when given, says whether the memory is known to hold zeros (a
 // fresh mapping, whose pages the kernel zeroes only when first touched).
-void* huge_alloc(size_t bytes, bool* zeroed = nullptr);
+// huge false: a large region of which little will be touched, mapped on
+// 4 KiB pages (a first touch would clear 2 MiB).
+void* huge_alloc(size_t bytes, bool* zeroed = nullptr, bool huge = true);
 void huge_free(void* p, size_t bytes);
 // Lets the calling thread keep a few regions it frees for its next
 // allocations of the same size (pipeline threads, which end with the

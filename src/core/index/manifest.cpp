@@ -1,5 +1,7 @@
 #include "index/manifest.h"
 
+#include <cstring>
+
 #include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/error.h"
@@ -111,7 +113,9 @@ std::vector<uint8_t> decode_terms(const std::string& bytes) {
     const std::string_view body(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize);
     if (body.size() != h.count) return {};
     check_body("TERMS", h, body);
-    return std::vector<uint8_t>(body.begin(), body.end());
+    std::vector<uint8_t> r(body.size());
+    std::memcpy(r.data(), body.data(), body.size());
+    return r;
   } catch (const Error&) {
     return {};
   }

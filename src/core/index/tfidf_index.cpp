@@ -88,24 +88,31 @@ size_t TfIdfIndex::flush_bound(uint64_t budget, int depth, int split_factor) {
               sf * meta_reserve(kTermGroup, 0));
 }
 
-TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch)
+TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch, size_t most_terms)
     : budget_(std::min(budget, kMaxBudget)),
       depth_(depth),
+      most_terms_(most_terms),
       sketch_(sketch),
       max_cap_(max_cap_for(depth)) {
   size_front();
   // Headroom past the budget for the adds between two full() checks.
   region_bytes_ = region_bytes_for(budget_, depth_);
-  region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_));
+  region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_, huge_region()));
   layout(kArenaPerTermGuess);
 }
 
 void TfIdfIndex::size_front() {
   size_t front = 64;
-  while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_) front *= 2;
+  while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_ &&
+         (!most_terms_ || front < most_terms_))
+    front *= 2;
   front_.assign(front, 0);
   front_mask_ = front - 1;
 }
+
+// A table of a few thousand terms and the arena its postings use touch a
+// few 4 KiB pages; on 2 MiB pages each touch would clear a whole one.
+bool TfIdfIndex::huge_region() const { return most_terms_ == 0 || most_terms_ > (size_t{1} << 16); }
 
 TfIdfIndex::~TfIdfIndex() { huge_free(region_, region_bytes_); }
 
@@ -116,6 +123,11 @@ void TfIdfIndex::layout(double arena_per_term) {
                        static_cast<double>(front_.size() * sizeof(uint64_t));
   const double terms = std::max(0.0, avail / (sizeof(TermSlot) / kMaxLoad + arena_per_term));
   cap_ = std::max<size_t>(256, static_cast<size_t>(terms / kMaxLoad) + kAddsPerFullCheck + 1);
+  // full() stops at kAddsPerFullCheck terms below the load limit.
+  if (most_terms_)
+    cap_ = std::min(cap_, std::max<size_t>(256, static_cast<size_t>(static_cast<double>(
+                                                    most_terms_ + 2 * kAddsPerFullCheck + 1) /
+                                                kMaxLoad) + 1));
   limit_ = static_cast<size_t>(static_cast<double>(cap_) * kMaxLoad);
   slots_ = reinterpret_cast<TermSlot*>(region_);
   const size_t table_bytes = (cap_ * sizeof(TermSlot) + 63) & ~size_t{63};
@@ -547,7 +559,7 @@ void TfIdfIndex::clear(uint64_t budget) {
     budget_ = std::min(budget, kMaxBudget);
     size_front();
     region_bytes_ = region_bytes_for(budget_, depth_);
-    region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_));
+    region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_, huge_region()));
   }
   terms_ = 0;
   postings_ = 0;

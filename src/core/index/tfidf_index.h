@@ -75,7 +75,11 @@ class TfIdfIndex {
 
   // sketch, when given, sees the hash of every term new to this index.
   // Budgets above kMaxBudget are used as kMaxBudget (32-bit arena units).
-  TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch = nullptr);
+  // most_terms, when known (a merge: the sum of its inputs' terms), caps
+  // the table at what that many terms need and leaves the rest of the
+  // budget to the arena: the kernel clears every page of a table, which
+  // the keys' hashes touch at random, but only the arena pages used.
+  TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch = nullptr, size_t most_terms = 0);
   ~TfIdfIndex();
   TfIdfIndex(const TfIdfIndex&) = delete;
   TfIdfIndex& operator=(const TfIdfIndex&) = delete;
@@ -221,6 +225,7 @@ class TfIdfIndex {
   // Fills keys with every term in dictionary order; returns their number.
   size_t dictionary_order(KeyIndex* keys) const;
   // Sorts n keys by key, stably.
+  bool huge_region() const;
   void radix_sort(KeyIndex* keys, size_t n) const;
   uint64_t word_key(const TermSlot& e, size_t word) const;
   void sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const;
@@ -229,6 +234,7 @@ class TfIdfIndex {
 
   uint64_t budget_;
   int depth_;
+  size_t most_terms_;
   DistinctTerms* sketch_;
   uint16_t max_cap_;  // of a TF array: the larger of depth and kMaxChunkCap
   // The region: the table, then the arena up to region_bytes_.

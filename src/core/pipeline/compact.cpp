@@ -353,10 +353,14 @@ void compact_run(scipis_build* b) {
     // write as many segments as it read, planned again after every
     // refresh. No more: clearing pages it does not need costs time.
     uint64_t input = 0;
-    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) input += segment_bytes(*refs[i][j]);
+    size_t most_terms = 0;  // the merged segments have no term their inputs lack
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
+      input += segment_bytes(*refs[i][j]);
+      for (uint32_t split = 0; split < sf; split++) most_terms += c.tf_meta(*ix.segs[j], split).size();
+    }
     uint64_t budget = std::min(static_cast<uint64_t>(o.tfidf_index_size),
                                std::max<uint64_t>(4u << 20, kMergeTableFactor * input));
-    TfIdfIndex tf(budget, o.index_depth);
+    TfIdfIndex tf(budget, o.index_depth, nullptr, most_terms);
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
     uint32_t seg_no = 0;
     for (SegmentState* s : ix.segs) seg_no = std::max(seg_no, s->ref.seg + 1);

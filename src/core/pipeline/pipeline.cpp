@@ -526,8 +526,10 @@ void Pipeline::indexer_loop(int id) {
   constexpr size_t kBatch = 512;
   TermKey batch[kBatch];
   uint32_t counts[kBatch];
-  BlockCounter counter;
-  auto scratch = std::make_unique<ScanScratch>();
+  // Made at the first file: an indexer a small refresh gives nothing
+  // clears neither.
+  std::unique_ptr<BlockCounter> counter_mem;
+  std::unique_ptr<ScanScratch> scratch;
 
   auto flush = [&] {
     FlushJob job;
@@ -570,6 +572,11 @@ void Pipeline::indexer_loop(int id) {
   // (TfIdfIndex::add_batch), so that their misses overlap. readable: the
   // bytes from data on that may be read (the rest of the pool buffer).
   auto index_bytes = [&](unsigned char* data, size_t len, size_t readable) {
+    if (!scratch) {
+      counter_mem = std::make_unique<BlockCounter>();
+      scratch = std::make_unique<ScanScratch>();
+    }
+    BlockCounter& counter = *counter_mem;
     const char* base = reinterpret_cast<const char*>(data);
     auto drain = [&] {
       size_t batched = 0;

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "index/chains.h"
+#include "index/distinct_terms.h"
 #include "index/segment_format.h"
 #include "pipeline/build.h"
 #include "query/collection.h"
@@ -181,7 +182,8 @@ void refresh_conclude(scipis_build* b) {
   m.total_tokens = tokens + t.tokens;
   m.docs_with_tokens = with_tokens + t.docs_with_tokens;
   m.skipped = r.scope.empty() ? t.skipped.load() : std::max(cur.skipped, t.skipped.load());
-  m.terms = b->pipeline->distinct_terms();
+  r.registers = b->pipeline->term_registers();
+  m.terms = DistinctTerms::estimate(r.registers);
   m.segments = cur.segments;
   for (SegmentRef s : b->pipeline->segments()) {
     s.run_started_ns = b->started_ns;
@@ -212,7 +214,11 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
               v.end());
     }
     if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
-    write_file_durable(gen + "/" + kTermsFile, encode_terms(b->pipeline->term_registers()));
+    // Few new terms move a register: the file is then linked, not written.
+    if (r.has_terms && r.registers == r.old_registers)
+      link_or_copy(r.current_gen + "/" + kTermsFile, gen + "/" + kTermsFile);
+    else
+      write_file_durable(gen + "/" + kTermsFile, encode_terms(r.registers));
     // A walk of part of the tree keeps the records: a directory changed
     // since shows a newer mtime.
     if (b->dirs) write_dirs(*b, gen);
@@ -297,13 +303,16 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
       ix.segs = std::max(ix.segs, s.seg + 1);
       ix.next_seq += s.docs;
     }
-    std::string terms;
-    if (read_file(current->gen_dir(d) + "/" + kTermsFile, terms))
-      resume->indexers[0].sketch = decode_terms(terms);
-    b->cfg.resume = std::move(resume);
-
     b->refresh = std::make_unique<RefreshState>();
     RefreshState& rs = *b->refresh;
+    std::string terms;
+    if (read_file(current->gen_dir(d) + "/" + kTermsFile, terms)) {
+      resume->indexers[0].sketch = decode_terms(terms);
+      rs.has_terms = resume->indexers[0].sketch.size() == DistinctTerms::kRegisters;
+      if (rs.has_terms) rs.old_registers = resume->indexers[0].sketch;
+    }
+    b->cfg.resume = std::move(resume);
+
     rs.current = *current;
     rs.current_gen = current->gen_dir(d);
     rs.scope = scope;
