@@ -137,26 +137,13 @@ scipis::Manifest manifest_of(const std::vector<std::pair<uint64_t, uint64_t>>& d
 // is not rewritten with every small merge after it.
 TEST(Compact, MergePlanCountsDictionaries) {
   const uint64_t KiB = 1024, MiB = 1024 * KiB;
-  const std::pair<uint64_t, uint64_t> tiny{10 * KiB, 10 * KiB};
-  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB}, tiny, tiny,
-                                             tiny, tiny}),
+  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB},
+                                             {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}}),
                                 false)[0],
             2u);
   // Data alone would have reached back to segment 1.
-  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 30 * KiB}, tiny, tiny,
-                                             tiny, tiny}),
-                                false)[0],
-            1u);
-  // A tail tier of less than kTierFloor bytes waits for kTinyTierWidth
-  // segments; from kTierFloor on, kTierWidth do.
-  std::vector<std::pair<uint64_t, uint64_t>> small{{64 * MiB, 64 * MiB}};
-  for (size_t j = 1; j < scipis::kTinyTierWidth; j++) {
-    small.push_back(tiny);
-    EXPECT_EQ(scipis::plan_merges(manifest_of(small), false)[0], SIZE_MAX) << j;
-  }
-  small.push_back(tiny);
-  EXPECT_EQ(scipis::plan_merges(manifest_of(small), false)[0], 1u);
-  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {512 * KiB, 0}, {512 * KiB, 0}}),
+  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 30 * KiB},
+                                             {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}}),
                                 false)[0],
             1u);
   // The automatic bound: never more than kMaxAutoMergeBytes in all.
@@ -182,7 +169,8 @@ TEST(Compact, MergePlanCountsDictionaries) {
   EXPECT_EQ(scipis::plan_merges(full, false)[0], 1u);
   EXPECT_EQ(scipis::plan_merges(full, false, scipis::kMaxAutoMergeBytes, false)[0], 0u);
   // Unknown sizes (a manifest before version 3) count as data alone.
-  scipis::Manifest m = manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB}, tiny, tiny, tiny, tiny});
+  scipis::Manifest m = manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB},
+                                    {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}});
   m.segments[1].meta_bytes = scipis::kUnknownBytes;
   EXPECT_EQ(scipis::plan_merges(m, false)[0], 1u);
 }

@@ -50,7 +50,7 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes,
   for (uint32_t i = 0; i < m.indexers; i++) {
     const auto& segs = by_ix[i];
     if (segs.empty()) continue;
-    size_t k, width = kTierWidth;
+    size_t k;
     if (all) {
       k = 0;
     } else {
@@ -73,11 +73,10 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes,
         after += bytes;
         k--;
       }
-      width = after < kTierFloor ? kTinyTierWidth : kTierWidth;
-      if (segs.size() - k < width) continue;
+      if (segs.size() - k < kTierWidth) continue;
     }
     k = first_uncut(m, i, k);
-    if (all || segs.size() - k >= width) from[i] = k;
+    if (all || segs.size() - k >= kTierWidth) from[i] = k;
   }
   return from;
 }

@@ -30,10 +30,6 @@ class Collection;
 constexpr size_t kTierWidth = 2;
 // Segments up to this size are in a tail tier whatever the largest.
 constexpr uint64_t kTierFloor = 1u << 20;
-// A tail tier of less than kTierFloor bytes (small refreshes' segments)
-// waits for this many: merging it costs a commit, as much as the refresh
-// that made it, while a query pays little for a few more small segments.
-constexpr size_t kTinyTierWidth = 4;
 constexpr uint64_t kTierRatio = 8;
 // A merge also reaches back to the first segment from which on tombstoned
 // documents and appended files' linked documents are half or more.
@@ -62,7 +58,7 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
 // more than one, or any tombstoned or chained document; else the tail
 // tier: the last segments, each at most kTierRatio times the size of those
 // after it and less than half the largest, when there are kTierWidth or
-// more (kTinyTierWidth below kTierFloor bytes in all) and together at most max_bytes (kMaxAutoMergeBytes for an indexer
+// more and together at most max_bytes (kMaxAutoMergeBytes for an indexer
 // of more than kSmallMergeSegments segments). A merge never starts inside a
 // document a flush cut.
 // keep_full false: segments of half the largest's size are tiered too.
