@@ -162,3 +162,53 @@ TEST(SmallCommit, TermsLinkedWhenNoRegisterMoves) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// A chain folds into its last member, which another indexer may hold: the
+// merge sizes every indexer's table for the terms of all it merges, so a
+// full merge of appended files' new words still writes one segment per
+// indexer (a table sized for one indexer's inputs flushed again and again).
+TEST(SmallCommit, FoldedChainsFitTheMergeTable) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(8);
+  std::vector<std::string> files;
+  for (int i = 0; i < 8; i++) {
+    files.push_back(root + "/f" + std::to_string(i) + ".log");
+    testutil::write(files.back(), lines(rng, 48 << 10) + "\n");
+  }
+  // Room for everything: only the table's term limit could cut a merge.
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 64 << 20;
+  o.path_index_size = 4 << 20;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  int word = 0;
+  // Different files each round: a file's appends go to whichever indexer
+  // reads it then, so its chain spans both.
+  for (int round = 0; round < 6; round++) {
+    size_t appended = 0;
+    for (size_t n = 0; n < files.size(); n++) {
+      if ((n + static_cast<size_t>(round)) % 3 == 0) continue;
+      const std::string& f = files[n];
+      appended++;
+      std::string more;
+      for (int k = 0; k < 300; k++) more += "nw" + std::to_string(word++) + " ";
+      std::ofstream(f, std::ios::app) << more << "\n";
+    }
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    ASSERT_EQ(st.files_appended, appended);
+  }
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_ALL, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  while (!scipis_build_wait(b, 100)) {
+  }
+  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.chain_links, 0u);
+  EXPECT_LE(st.segments, static_cast<uint64_t>(o.indexer_threads));
+  check(dir, root, "folded", {"nw7", "nw1000 w1", "nw9599"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}

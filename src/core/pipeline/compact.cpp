@@ -343,6 +343,15 @@ void compact_run(scipis_build* b) {
   DeadSeqs dead(ni);
   std::vector<std::vector<uint64_t>> racy(ni);
   std::vector<std::vector<SegmentRef>> written(ni);
+  // No merged segment has a term its inputs lack; a chain folds into its
+  // last member, which may be another indexer's: each indexer's table is
+  // sized for the terms of every merged segment.
+  size_t most_terms = 0;
+  for (uint32_t i = 0; i < ni; i++) {
+    IndexerState& ix = c.indexer(i);
+    for (size_t j = from_seg[i] == SIZE_MAX ? ix.segs.size() : from_seg[i]; j < ix.segs.size(); j++)
+      for (uint32_t split = 0; split < sf; split++) most_terms += c.tf_meta(*ix.segs[j], split).size();
+  }
   auto merge_indexer = [&](uint32_t i) {
     IndexerState& ix = c.indexer(i);
     for (uint64_t q : ix.dead)
@@ -353,11 +362,7 @@ void compact_run(scipis_build* b) {
     // write as many segments as it read, planned again after every
     // refresh. No more: clearing pages it does not need costs time.
     uint64_t input = 0;
-    size_t most_terms = 0;  // the merged segments have no term their inputs lack
-    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
-      input += segment_bytes(*refs[i][j]);
-      for (uint32_t split = 0; split < sf; split++) most_terms += c.tf_meta(*ix.segs[j], split).size();
-    }
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) input += segment_bytes(*refs[i][j]);
     uint64_t budget = std::min(static_cast<uint64_t>(o.tfidf_index_size),
                                std::max<uint64_t>(4u << 20, kMergeTableFactor * input));
     TfIdfIndex tf(budget, o.index_depth, nullptr, most_terms);
