@@ -3,6 +3,7 @@
 // bound every block.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -269,4 +270,55 @@ TEST(PostingsCodec, PrefixReaderMatchesTheWholeRegion) {
     }
   }
   EXPECT_TRUE(thrown);
+}
+
+// Readers take their block arrays from those of readers gone before them
+// (BlockList): however lists of every size come and go, in any order, each
+// reader holds its own region's blocks and nothing of another's.
+TEST(PostingsCodec, ReusedBlockArraysHoldOnlyTheirRegion) {
+  std::mt19937_64 rng(4);
+  struct Live {
+    std::string region;
+    std::vector<uint64_t> seqs;
+    std::vector<uint32_t> tfs;
+    std::unique_ptr<scipis::RegionReader> reader;
+  };
+  auto check = [](const Live& l, const std::string& what) {
+    const auto& r = *l.reader;
+    ASSERT_EQ(r.blocks().size(), (l.seqs.size() + kBlockPostings - 1) / kBlockPostings) << what;
+    uint64_t s[kBlockPostings];
+    uint32_t t[kBlockPostings];
+    size_t at = 0;
+    for (size_t b = 0; b < r.blocks().size(); b++) {
+      r.decode(b, s, t);
+      for (uint32_t i = 0; i < r.blocks()[b].count; i++, at++) {
+        ASSERT_EQ(s[i], l.seqs[at]) << what;
+        ASSERT_EQ(t[i], l.tfs[at]) << what;
+      }
+      EXPECT_EQ(r.blocks()[b].last_seq, l.seqs[at - 1]) << what;
+    }
+    EXPECT_EQ(at, l.seqs.size()) << what;
+  };
+  std::vector<std::unique_ptr<Live>> alive;
+  const size_t sizes[] = {2, 40, 129, 1000, 3000, 6001};
+  for (int i = 0; i < 300; i++) {
+    auto l = std::make_unique<Live>();
+    const size_t n = sizes[rng() % std::size(sizes)];
+    std::vector<uint64_t> lens;
+    uint64_t seq = rng() % 10;
+    for (size_t j = 0; j < n; j++) {
+      l->seqs.push_back(seq);
+      l->tfs.push_back(1 + static_cast<uint32_t>(rng() % 9));
+      lens.push_back(l->tfs.back() + rng() % 50);
+      seq += 1 + rng() % 40;
+    }
+    l->region = encode(l->seqs, l->tfs, lens, 0);
+    l->reader = std::make_unique<scipis::RegionReader>("test", l->region, n, 0, seq);
+    check(*l, "new " + std::to_string(i));
+    alive.push_back(std::move(l));
+    // Gone in any order: their arrays go back for the next ones.
+    while (alive.size() > 1 + rng() % 6) alive.erase(alive.begin() + static_cast<long>(rng() % alive.size()));
+    for (const auto& a : alive) check(*a, "alive after " + std::to_string(i));
+    if (HasFailure()) return;
+  }
 }

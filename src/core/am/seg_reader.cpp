@@ -119,15 +119,25 @@ uint64_t PagedSegment::tid(uint32_t ord) {
     t = get_tid(raw);
   } else {
     const uint64_t g = ord / kTidGroup, i = ord % kTidGroup;
-    read(f_.ndocs * f_.len_bytes() + g * kTidDirEntry, kTidDirEntry, reinterpret_cast<char*>(raw));
-    const TidGroup tg = get_tid_group(raw);
-    const uint64_t rows = std::min<uint64_t>(kTidGroup, f_.ndocs - g * kTidGroup);
+    if (g != tid_group_) {
+      read(f_.ndocs * f_.len_bytes() + g * kTidDirEntry, kTidDirEntry, reinterpret_cast<char*>(raw));
+      const TidGroup tg = get_tid_group(raw);
+      const uint64_t rows = std::min<uint64_t>(kTidGroup, f_.ndocs - g * kTidGroup);
+      if (tg.block_bits > 32 || tg.off_bits > 16 || tg.at > tid_bits_ || tg.bytes(rows) > tid_bits_ - tg.at)
+        fail_corrupt(what_, "bad row identifier group");
+      tg_ = tg;
+      tid_group_ = g;
+    }
+    const TidGroup& tg = tg_;
     const unsigned w = tg.block_bits + tg.off_bits;
-    if (tg.block_bits > 32 || tg.off_bits > 16 || tg.at > tid_bits_ || tg.bytes(rows) > tid_bits_ - tg.at)
-      fail_corrupt(what_, "bad row identifier group");
     const uint64_t pos = i * w;
+    const size_t n = static_cast<size_t>((pos % 8 + w + 7) / 8);
+    const uint64_t off = f_.docs_fixed_bytes() + tg.at + pos / 8;
     std::memset(raw, 0, 8);
-    read(f_.docs_fixed_bytes() + tg.at + pos / 8, (pos % 8 + w + 7) / 8, reinterpret_cast<char*>(raw));
+    if (const unsigned char* p = span(off, n))
+      for (size_t b = 0; b < n; b++) raw[b] = p[b];
+    else
+      read(off, n, reinterpret_cast<char*>(raw));
     const uint64_t v = (get_u64(raw) >> (pos % 8)) & (w == 64 ? ~0ull : (1ull << w) - 1);
     t = tid_of(tg, v);
   }

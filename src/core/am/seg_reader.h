@@ -73,6 +73,10 @@ class PagedSegment : public Source {
   absl::flat_hash_map<uint32_t, Held> pages_;
   uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
   const unsigned char* last_ = nullptr;
+  // The tid group of the last tid() (checked): the rows a query scores
+  // cluster, and a group's entry is on another page than its bits.
+  uint64_t tid_group_ = UINT64_MAX;
+  TidGroup tg_{};
   std::vector<DictTerm> group_;  // next_term's current group
   std::string group_bytes_;
   uint64_t next_group_ = 0;

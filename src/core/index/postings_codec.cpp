@@ -126,7 +126,49 @@ void RegionReader::read_small(uint64_t df, uint64_t base, uint64_t seq_limit) {
     small_tfs_[i] = static_cast<uint32_t>(tf1[i] + 1);
     max_tf = std::max<uint64_t>(max_tf, small_tfs_[i]);
   }
-  blocks_.push_back({seq, static_cast<uint32_t>(max_tf), 0, 0, region_.size(), static_cast<uint32_t>(n)});
+  blocks_.resize(1);
+  blocks_[0] = BlockInfo{seq, static_cast<uint32_t>(max_tf), 0, 0, region_.size(), static_cast<uint32_t>(n), 0, 0};
+}
+
+namespace {
+// Freed block arrays of this thread, for the next regions.
+struct SpareBlocks {
+  static constexpr size_t kKept = 16;
+  static constexpr size_t kMaxEntries = size_t{1} << 20;  // 64 MiB: not kept
+  std::pair<std::unique_ptr<BlockInfo[]>, size_t> kept[kKept];
+};
+thread_local SpareBlocks spare_blocks;
+}  // namespace
+
+BlockList::~BlockList() {
+  if (!heap_ || cap_ > SpareBlocks::kMaxEntries) return;
+  for (auto& k : spare_blocks.kept) {
+    if (!k.first) {
+      k = {std::move(heap_), cap_};
+      return;
+    }
+  }
+}
+
+void BlockList::resize(size_t n) {
+  if (n <= 1 && !heap_) {
+    data_ = &one_;
+  } else if (!heap_ || n > cap_) {
+    // The smallest kept array that holds n, else a new one.
+    std::pair<std::unique_ptr<BlockInfo[]>, size_t>* best = nullptr;
+    for (auto& k : spare_blocks.kept)
+      if (k.first && k.second >= n && (!best || k.second < best->second)) best = &k;
+    if (best) {
+      heap_ = std::move(best->first);
+      cap_ = best->second;
+      best->second = 0;
+    } else {
+      cap_ = std::max<size_t>(n, 16);
+      heap_ = std::make_unique_for_overwrite<BlockInfo[]>(cap_);
+    }
+    data_ = heap_.get();
+  }
+  n_ = n;
 }
 
 RegionReader::RegionReader(const std::string& path, std::string_view region, uint64_t expect_df,

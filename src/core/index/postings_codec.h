@@ -62,7 +62,33 @@ struct BlockInfo {
   // The largest tf / length of the block's postings (0/0 when min_len is
   // 0, and for a small region): TF-IDF's exact block maximum, and with
   // max_tf and min_len a tighter bound for BM25.
-  uint64_t best_tf = 0, best_len = 0;
+  uint64_t best_tf, best_len;
+};
+
+// A region's blocks, in storage the thread keeps for the next region when
+// this one is done: a query parses the skip list of each of its terms in
+// every segment (thousands of entries for a frequent term), and fresh
+// memory for them, cleared and then faulted in page by page, cost more
+// than the parse. Entries are not cleared: the parse sets every field.
+class BlockList {
+ public:
+  BlockList() = default;
+  ~BlockList();
+  BlockList(const BlockList&) = delete;
+  BlockList& operator=(const BlockList&) = delete;
+  void resize(size_t n);
+  size_t size() const { return n_; }
+  BlockInfo& operator[](size_t i) { return data_[i]; }
+  const BlockInfo& operator[](size_t i) const { return data_[i]; }
+  BlockInfo* begin() { return data_; }
+  BlockInfo* end() { return data_ + n_; }
+
+ private:
+  BlockInfo one_;  // a small region's one block: no storage at all
+  BlockInfo* data_ = &one_;
+  size_t n_ = 0;
+  std::unique_ptr<BlockInfo[]> heap_;
+  size_t cap_ = 0;  // of heap_
 };
 
 // A region's skip list, parsed and checked against its crc; blocks are
@@ -82,7 +108,7 @@ class RegionReader {
   static std::unique_ptr<RegionReader> from_prefix(const std::string& path, std::string_view prefix,
                                                    uint64_t region_size, uint64_t expect_df,
                                                    uint64_t base, uint64_t seq_limit);
-  const absl::InlinedVector<BlockInfo, 1>& blocks() const { return blocks_; }
+  const BlockList& blocks() const { return blocks_; }
   // Decodes block b: seqs and tfs get its count entries.
   void decode(size_t b, uint64_t* seqs, uint32_t* tfs) const;
   // The same from block b's blocks()[b].bytes bytes.
@@ -95,8 +121,7 @@ class RegionReader {
   void read_small(uint64_t df, uint64_t base, uint64_t seq_limit);
   std::string path_;
   std::string_view region_;
-  // Most lists are one small block: nothing on the heap for them.
-  absl::InlinedVector<BlockInfo, 1> blocks_;
+  BlockList blocks_;
   uint64_t base_ = 0;
   uint32_t small_n_ = 0;  // a small region, decoded
   uint64_t small_seqs_[kSmallRegion];
