@@ -683,6 +683,8 @@ def run_sql_system(R, a, system, tbl, man, qs, tb, parts, scratch, plan_out, res
             try:
                 sess.run("SET statement_timeout = '%gs'" % a.query_timeout)
                 sess.run("SET enable_seqscan = off")
+                if system == "scipis" and a.index_cache_size:
+                    sess.run("SET scipis.index_cache_size = %s" % lit(a.index_cache_size))
                 log("%s on %s: %d queries" % (system, tbl, len(qs)))
                 res, info = run_query_set(R, a, system, tbl, qs, sess)
                 if system == "scipis" and a.plan_cached:
@@ -945,11 +947,15 @@ def report(a, out, info, man, tbs, parts, systems, results, R, t_start):
         w("Latency of a query = median over its measured passes; p50 and p99 are nearest-rank over the queries of a "
           "kind. SQL: timed in the server by `am_time()` (clock_timestamp() around EXECUTE of the statement: parse, "
           "plan, execute, the 10 ids and scores aggregated), one session per system and table, `enable_seqscan = off`, "
-          "`statement_timeout = %gs`. Lucene: System.nanoTime in the JVM around query building, search and reading "
+          "`statement_timeout = %gs`%s. Lucene: System.nanoTime in the JVM around query building, search and reading "
           "the 10 stored ids. Rows \"scipis's plan cached\": the same unfiltered scipis queries through "
           "`am_time_cached_<table>(terms)`, the statement as static SQL in PL/pgSQL so that its plan is cached as "
           "a prepared statement's is (the cast of the text to scipisquery timed with it), in the same session after "
-          "the run above; the peers' columns repeat their numbers above.\n" % a.query_timeout)
+          "the run above; the peers' columns repeat their numbers above.\n" % (
+              a.query_timeout,
+              ("; scipis's session with `scipis.index_cache_size = %s` (its backend's cache of index pages read "
+               "from shared buffers, checked once; the default is 32MB; Lucene's searcher has the index mapped and "
+               "a %s heap)" % (a.index_cache_size, a.lucene_heap)) if a.index_cache_size else ""))
         w("| table | system | warm-up | measured passes | per kind: queries, timeouts, errors, with < 10 rows |")
         w("|---|---|---|---|---|")
         for tbl in a.tables:
@@ -1094,6 +1100,8 @@ def main():
     ap.add_argument("--plan-cached", type=int, default=1,
                     help="1: also time scipis's unfiltered queries with their plan cached (PL/pgSQL static SQL)")
     ap.add_argument("--insert-batch", type=int, default=100)
+    ap.add_argument("--index-cache-size", default="256MB",
+                    help="scipis.index_cache_size of scipis's query sessions ('' leaves the default, 32MB)")
     ap.add_argument("--lucene-heap", default="4g")
     ap.add_argument("--lucene-warmup", type=int, default=3)
     ap.add_argument("--scratch", default=None)
