@@ -1100,7 +1100,7 @@ def main():
     ap.add_argument("--plan-cached", type=int, default=1,
                     help="1: also time scipis's unfiltered queries with their plan cached (PL/pgSQL static SQL)")
     ap.add_argument("--insert-batch", type=int, default=100)
-    ap.add_argument("--index-cache-size", default="256MB",
+    ap.add_argument("--index-cache-size", default="512MB",
                     help="scipis.index_cache_size of scipis's query sessions ('' leaves the default, 32MB)")
     ap.add_argument("--lucene-heap", default="4g")
     ap.add_argument("--lucene-warmup", type=int, default=3)

@@ -542,10 +542,17 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
         if (ss.tb[ss.acts[r.act + a].t].df < ss.tb[ss.acts[r.act + driver].t].df) driver = a;
       for (size_t a = 0; a < r.nact; a++) essential[a] = a == driver;
     } else if (const scipis_am_hit* kth = best.kth() ? &best.kth()->h : nullptr; kth && r.nact > 1) {
+      // By bound, ties in query order: an insertion sort of a few terms
+      // (stable_sort took a buffer from the heap for every range).
       absl::InlinedVector<size_t, 8> by_bound(r.nact);
-      for (size_t a = 0; a < r.nact; a++) by_bound[a] = a;
-      std::stable_sort(by_bound.begin(), by_bound.end(),
-                       [&](size_t x, size_t y) { return ss.acts[r.act + x].bound < ss.acts[r.act + y].bound; });
+      for (size_t a = 0; a < r.nact; a++) {
+        size_t at = a;
+        while (at > 0 && ss.acts[r.act + a].bound < ss.acts[r.act + by_bound[at - 1]].bound) {
+          by_bound[at] = by_bound[at - 1];
+          at--;
+        }
+        by_bound[at] = a;
+      }
       absl::InlinedVector<char, 8> trial(r.nact, 1);
       double rest_bound = 0;
       for (size_t m = 0; m + 1 < r.nact; m++) {
