@@ -153,6 +153,16 @@ TEST(SmallCommit, TermsLinkedWhenNoRegisterMoves) {
   EXPECT_NE(inode_of(terms_file(dir)), before);
   EXPECT_GT(st.terms, terms_before + 15000);
   check(dir, root, "new words appended", {"nw7", "w1 nw19999"});
+  // A merge changes no term: its generation links the file too.
+  const ino_t merged_from = inode_of(terms_file(dir));
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_ALL, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  while (!scipis_build_wait(b, 100)) {
+  }
+  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  EXPECT_EQ(inode_of(terms_file(dir)), merged_from);
+  check(dir, root, "merged", {"nw7", "w1 nw19999"});
 
   const std::string again = testutil::scratch_dir();
   scipis_build_stats built;

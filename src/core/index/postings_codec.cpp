@@ -131,20 +131,37 @@ void RegionReader::read_small(uint64_t df, uint64_t base, uint64_t seq_limit) {
 }
 
 namespace {
-// Freed block arrays of this thread, for the next regions.
-struct SpareBlocks {
-  static constexpr size_t kKept = 16;
-  static constexpr size_t kMaxEntries = size_t{1} << 20;  // 64 MiB: not kept
-  std::pair<std::unique_ptr<BlockInfo[]>, size_t> kept[kKept];
+// Freed block arrays of this thread, for the next regions. Plain
+// (trivially destructible) storage, emptied by a cleaner at the thread's
+// end: a list freed after that, by another thread-local's destructor,
+// is then simply deleted.
+constexpr size_t kKeptArrays = 16;
+constexpr size_t kMaxKeptEntries = size_t{1} << 20;  // 64 MiB: not kept
+struct KeptArray {
+  BlockInfo* p;
+  size_t cap;
 };
-thread_local SpareBlocks spare_blocks;
+thread_local KeptArray kept_arrays[kKeptArrays];
+thread_local bool kept_closed = false;
+struct KeptCleaner {
+  bool armed = false;  // set with the first array kept: the cleaner then exists
+  ~KeptCleaner() {
+    for (KeptArray& k : kept_arrays) {
+      delete[] k.p;
+      k = KeptArray{nullptr, 0};
+    }
+    kept_closed = true;
+  }
+};
+thread_local KeptCleaner kept_cleaner;
 }  // namespace
 
 BlockList::~BlockList() {
-  if (!heap_ || cap_ > SpareBlocks::kMaxEntries) return;
-  for (auto& k : spare_blocks.kept) {
-    if (!k.first) {
-      k = {std::move(heap_), cap_};
+  if (!heap_ || cap_ > kMaxKeptEntries || kept_closed) return;
+  kept_cleaner.armed = true;
+  for (KeptArray& k : kept_arrays) {
+    if (!k.p) {
+      k = KeptArray{heap_.release(), cap_};
       return;
     }
   }
@@ -155,13 +172,13 @@ void BlockList::resize(size_t n) {
     data_ = &one_;
   } else if (!heap_ || n > cap_) {
     // The smallest kept array that holds n, else a new one.
-    std::pair<std::unique_ptr<BlockInfo[]>, size_t>* best = nullptr;
-    for (auto& k : spare_blocks.kept)
-      if (k.first && k.second >= n && (!best || k.second < best->second)) best = &k;
+    KeptArray* best = nullptr;
+    for (KeptArray& k : kept_arrays)
+      if (k.p && k.cap >= n && (!best || k.cap < best->cap)) best = &k;
     if (best) {
-      heap_ = std::move(best->first);
-      cap_ = best->second;
-      best->second = 0;
+      heap_.reset(best->p);
+      cap_ = best->cap;
+      *best = KeptArray{nullptr, 0};
     } else {
       cap_ = std::max<size_t>(n, 16);
       heap_ = std::make_unique_for_overwrite<BlockInfo[]>(cap_);

@@ -517,10 +517,10 @@ void compact_run(scipis_build* b) {
   if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(dead));
   if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(links));
   if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
-  std::string terms;
-  if (read_file(old_gen + "/" + kTermsFile, terms)) write_file_durable(gen + "/" + kTermsFile, terms);
-  std::string dirs;
-  if (read_file(old_gen + "/" + kDirsFile, dirs)) write_file_durable(gen + "/" + kDirsFile, dirs);
+  // Unchanged by a merge: linked, not written and synced again (a tail
+  // merge follows most small refreshes).
+  copy_side_file(old_gen, gen, kTermsFile);
+  copy_side_file(old_gen, gen, kDirsFile);
 }
 
 void compact_commit(scipis_build* b, scipis_build_stats* stats) {
