@@ -19,15 +19,6 @@ using namespace refresh_util;
 
 namespace {
 
-int compact(const std::string& dir, const scipis_options& o, bool all, scipis_build_stats* st,
-            scipis_error* err) {
-  scipis_build* b = scipis_compact_start(dir.c_str(), &o, all ? SCIPIS_COMPACT_ALL : 0, err);
-  if (!b) return -1;
-  while (!scipis_build_wait(b, 100)) {
-  }
-  return scipis_build_finish(b, st, err);
-}
-
 const std::vector<std::string> kCompactMore = {"w12", "w1 w12", std::string(255, 'q'), "w10 w11"};
 
 }  // namespace

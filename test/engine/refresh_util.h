@@ -34,6 +34,16 @@ inline int refresh(const std::string& dir, const std::string& root, const scipis
   return scipis_build_finish(b, st, err);
 }
 
+// A compaction run to its end (all: every indexer's segments).
+inline int compact(const std::string& dir, const scipis_options& o, bool all, scipis_build_stats* st,
+                   scipis_error* err) {
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, all ? SCIPIS_COMPACT_ALL : 0, err);
+  if (!b) return -1;
+  while (!scipis_build_wait(b, 100)) {
+  }
+  return scipis_build_finish(b, st, err);
+}
+
 // The oracle's documents: every regular file under root, read now.
 inline std::vector<brute::Doc> oracle_docs(const std::string& root) {
   std::vector<brute::Doc> docs;

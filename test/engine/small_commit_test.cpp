@@ -155,11 +155,7 @@ TEST(SmallCommit, TermsLinkedWhenNoRegisterMoves) {
   check(dir, root, "new words appended", {"nw7", "w1 nw19999"});
   // A merge changes no term: its generation links the file too.
   const ino_t merged_from = inode_of(terms_file(dir));
-  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_ALL, &err);
-  ASSERT_NE(b, nullptr) << err.message;
-  while (!scipis_build_wait(b, 100)) {
-  }
-  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
   EXPECT_GT(st.segments_merged, 0u);
   EXPECT_EQ(inode_of(terms_file(dir)), merged_from);
   check(dir, root, "merged", {"nw7", "w1 nw19999"});
@@ -211,11 +207,7 @@ TEST(SmallCommit, FoldedChainsFitTheMergeTable) {
     ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
     ASSERT_EQ(st.files_appended, appended);
   }
-  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_ALL, &err);
-  ASSERT_NE(b, nullptr) << err.message;
-  while (!scipis_build_wait(b, 100)) {
-  }
-  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
   EXPECT_EQ(st.chain_links, 0u);
   EXPECT_LE(st.segments, static_cast<uint64_t>(o.indexer_threads));
   check(dir, root, "folded", {"nw7", "nw1000 w1", "nw9599"});
