@@ -136,12 +136,15 @@ namespace {
 // end: a list freed after that, by another thread-local's destructor,
 // is then simply deleted.
 constexpr size_t kKeptArrays = 16;
-constexpr size_t kMaxKeptEntries = size_t{1} << 20;  // 64 MiB: not kept
+// At most this many entries kept in all (16 MiB): a backend keeps no more
+// between queries, whatever its terms' lists.
+constexpr size_t kMaxKeptEntries = size_t{1} << 18;
 struct KeptArray {
   BlockInfo* p;
   size_t cap;
 };
 thread_local KeptArray kept_arrays[kKeptArrays];
+thread_local size_t kept_entries = 0;
 thread_local bool kept_closed = false;
 struct KeptCleaner {
   bool armed = false;  // set with the first array kept: the cleaner then exists
@@ -150,6 +153,7 @@ struct KeptCleaner {
       delete[] k.p;
       k = KeptArray{nullptr, 0};
     }
+    kept_entries = 0;
     kept_closed = true;
   }
 };
@@ -157,11 +161,12 @@ thread_local KeptCleaner kept_cleaner;
 }  // namespace
 
 BlockList::~BlockList() {
-  if (!heap_ || cap_ > kMaxKeptEntries || kept_closed) return;
+  if (!heap_ || cap_ > kMaxKeptEntries - kept_entries || kept_closed) return;
   kept_cleaner.armed = true;
   for (KeptArray& k : kept_arrays) {
     if (!k.p) {
       k = KeptArray{heap_.release(), cap_};
+      kept_entries += cap_;
       return;
     }
   }
@@ -178,6 +183,7 @@ void BlockList::resize(size_t n) {
     if (best) {
       heap_.reset(best->p);
       cap_ = best->cap;
+      kept_entries -= best->cap;
       *best = KeptArray{nullptr, 0};
     } else {
       cap_ = std::max<size_t>(n, 16);

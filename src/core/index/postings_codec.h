@@ -69,7 +69,8 @@ struct BlockInfo {
 // this one is done: a query parses the skip list of each of its terms in
 // every segment (thousands of entries for a frequent term), and fresh
 // memory for them, cleared and then faulted in page by page, cost more
-// than the parse. Entries are not cleared: the parse sets every field.
+// than the parse. Entries are not cleared: the parse sets every field. A
+// thread keeps at most 16 arrays and 2^18 entries (16 MiB) between uses.
 class BlockList {
  public:
   BlockList() = default;
