@@ -61,11 +61,16 @@ class DistinctTerms {
     }();
     double part[4] = {0, 0, 0, 0};
     size_t zeros = 0;
-    for (size_t i = 0; i + 4 <= r.size(); i += 4)
+    size_t i = 0;
+    for (; i + 4 <= r.size(); i += 4)
       for (size_t j = 0; j < 4; j++) {
         part[j] += kPow[r[i + j]];
         zeros += r[i + j] == 0;
       }
+    for (; i < r.size(); i++) {
+      part[0] += kPow[r[i]];
+      zeros += r[i] == 0;
+    }
     const double sum = (part[0] + part[1]) + (part[2] + part[3]);
     const double m = static_cast<double>(r.size());
     double e = 0.7213 / (1.0 + 1.079 / m) * m * m / sum;

@@ -33,8 +33,7 @@ struct RefreshState {
   std::vector<scipis::ChainLink> links;  // current's chains, then the new links too
   scipis::DeadSeqs racy;          // current's racy list (pipeline/compact.h)
   scipis::DirRecords dirs;        // current's, when the walk skips unchanged ones
-  bool has_terms = false;         // current has a TERMS file, of these registers:
-  std::vector<uint8_t> old_registers;
+  std::vector<uint8_t> old_registers;  // current's TERMS, when it has a sound one
   std::vector<uint8_t> registers;  // the new generation's
 };
 

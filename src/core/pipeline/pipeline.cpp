@@ -111,11 +111,7 @@ void Pipeline::record_error(std::exception_ptr e) {
   stop_.store(true);
 }
 
-uint64_t Pipeline::distinct_terms() const {
-  DistinctTerms all;
-  for (const auto& s : sketches_) all.merge(*s);
-  return all.estimate();
-}
+uint64_t Pipeline::distinct_terms() const { return DistinctTerms::estimate(term_registers()); }
 
 std::vector<uint8_t> Pipeline::term_registers() const {
   DistinctTerms all;

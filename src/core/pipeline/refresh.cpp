@@ -215,7 +215,7 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     }
     if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
     // Few new terms move a register: the file is then linked, not written.
-    if (r.has_terms && r.registers == r.old_registers)
+    if (!r.old_registers.empty() && r.registers == r.old_registers)
       link_or_copy(r.current_gen + "/" + kTermsFile, gen + "/" + kTermsFile);
     else
       write_file_durable(gen + "/" + kTermsFile, encode_terms(r.registers));
@@ -308,8 +308,8 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     std::string terms;
     if (read_file(current->gen_dir(d) + "/" + kTermsFile, terms)) {
       resume->indexers[0].sketch = decode_terms(terms);
-      rs.has_terms = resume->indexers[0].sketch.size() == DistinctTerms::kRegisters;
-      if (rs.has_terms) rs.old_registers = resume->indexers[0].sketch;
+      if (resume->indexers[0].sketch.size() == DistinctTerms::kRegisters)
+        rs.old_registers = resume->indexers[0].sketch;
     }
     b->cfg.resume = std::move(resume);
 
