@@ -607,6 +607,11 @@ int			scipis_am_build_finish_input(scipis_am_build *b, scipis_error *err);
  */
 int			scipis_am_build_take(scipis_am_build *b, int timeout_ms, scipis_am_blob **seg,
 								 scipis_error *err);
+/*
+ * How many times the indexers have written what they held in memory so
+ * far (they merge those writes into fewer segments while memory allows).
+ */
+uint64_t	scipis_am_build_flushes(const scipis_am_build *b);
 void		scipis_am_build_free(scipis_am_build *b);
 
 /* A query against an index (or a value, for the operators' own calls). */

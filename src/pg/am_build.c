@@ -139,6 +139,9 @@ scipis_ambuild(Relation heap, Relation index, IndexInfo *info)
 			fail_build(&err, index);
 		while (take_some(&st, 100) != 2)
 			;
+		elog(DEBUG1, "scipis index \"%s\": %llu writes of the indexers' memory merged into %u segments",
+			 RelationGetRelationName(index), (unsigned long long) scipis_am_build_flushes(st.build),
+			 st.meta->nsegments);
 	}
 	PG_FINALLY();
 	{

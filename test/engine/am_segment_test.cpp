@@ -130,7 +130,8 @@ std::map<uint64_t, double> oracle(const std::vector<Row>& rows, const std::strin
   return out;
 }
 
-std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64_t memory) {
+std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64_t memory,
+                               uint64_t* flushes = nullptr) {
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);
   scipis_error err;
@@ -154,6 +155,7 @@ std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64
   EXPECT_EQ(rc, 0);
   while (drain(50) != 2) {
   }
+  if (flushes) *flushes = scipis_am_build_flushes(b);
   scipis_am_build_free(b);
   return segs;
 }
@@ -246,6 +248,36 @@ TEST(AmSegment, BuildRanksLikeTheOracleAcrossSegmentsAndRounds) {
   for (auto& s : build(rows, 2, 1)) ix.segs.push_back(ix.pages.add(s));
   EXPECT_GT(ix.segs.size(), 1u);
   expect_matches_oracle(ix, rows, 11);
+}
+
+// An indexer holds its flushes back and merges them into one segment while
+// they fit in its share of the memory (a query visits every segment), and
+// past that hands out merged segments of about that size: with one
+// indexer the same rows come out as one segment at a memory where they
+// took several flushes, as several at the least memory, ranked alike.
+TEST(AmSegment, BuildMergesItsFlushesWhileMemoryAllows) {
+  auto rows = random_rows(6000, 11);
+  for (int i = 0; i < 2000; i++) rows.push_back({rows.back().tid + 1, "wide row " + std::to_string(i), false});
+  uint64_t flushes = 0;
+  // 512 KiB: 256 KiB of postings in memory, 153 KiB of segments held.
+  auto one = build(rows, 1, 512 << 10, &flushes);
+  EXPECT_GE(flushes, 3u);
+  ASSERT_EQ(one.size(), 1u);
+  Index ix;
+  ix.segs.push_back(ix.pages.add(one[0]));
+  expect_matches_oracle(ix, rows, 5);
+  // The least memory: more flushes than the held ones can take.
+  auto many = build(rows, 1, 1, &flushes);
+  EXPECT_GT(many.size(), 1u);
+  EXPECT_GT(flushes, many.size());
+  Index ix2;
+  for (auto& s : many) ix2.segs.push_back(ix2.pages.add(s));
+  expect_matches_oracle(ix2, rows, 5);
+  // Ample memory: one write, one segment, byte for byte the merge's.
+  auto whole = build(rows, 1, uint64_t{1} << 30, &flushes);
+  EXPECT_EQ(flushes, 1u);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0], one[0]);
 }
 
 // A one-term scan makes its blocks' ranges a batch at a time, best first:

@@ -129,6 +129,8 @@ int scipis_am_build_take(scipis_am_build* b, int timeout_ms, scipis_am_blob** se
   return r;
 }
 
+uint64_t scipis_am_build_flushes(const scipis_am_build* b) { return b->b.flushes(); }
+
 void scipis_am_build_free(scipis_am_build* b) { delete b; }
 
 scipis_am_query* scipis_am_query_new(const char* query, size_t len, const unsigned char delimiter[256],

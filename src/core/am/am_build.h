@@ -25,6 +25,7 @@ class AmBuild {
   bool finish_input();
   // 1 with a segment, 0 when none is ready within timeout_ms, 2 when done.
   int take(int timeout_ms, std::string& seg);
+  uint64_t flushes() const { return flushes_; }
 
  private:
   struct Row {
@@ -43,6 +44,8 @@ class AmBuild {
   Tokenizer tok_;
   int threads_;
   uint64_t per_indexer_;
+  uint64_t hold_bytes_;  // flushes an indexer holds back to merge
+  std::atomic<uint64_t> flushes_{0};
   std::atomic<bool> stop_{false};
   BoundedQueue<std::unique_ptr<Batch>> in_;
   std::unique_ptr<Batch> cur_;

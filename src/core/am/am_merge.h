@@ -13,4 +13,8 @@ namespace scipis::am {
 std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources, const uint64_t* dead,
                           size_t ndead, Footer* stats);
 
+// Whole segments held in memory (a build's flushes) merged into one, their
+// rows in the order given, then tail's (spent afterwards) when there is one.
+std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr<Source> tail);
+
 }  // namespace scipis::am

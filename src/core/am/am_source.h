@@ -84,6 +84,8 @@ class MemIndex : public Source {
  public:
   // Tokenizes the value; kLenNull rows (is_null) hold no terms.
   void add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len, bool is_null);
+  // The same, tokenizing text in place (the caller's copy, spent).
+  void add_own_text(const Tokenizer& tok, uint64_t tid, char* text, size_t len, bool is_null);
   // A pending entry's bytes (entry_encode); throws on damage.
   void add_entry(std::string_view entry);
   size_t bytes() const { return bytes_; }

@@ -137,17 +137,26 @@ void MemIndex::fill(const Posts& p, TermPostings& out) {
 
 void MemIndex::add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len,
                         bool is_null) {
+  if (is_null) {
+    add_own_text(tok, tid, nullptr, 0, true);
+    return;
+  }
+  scratch_.assign(text, len);
+  add_own_text(tok, tid, scratch_.data(), scratch_.size(), false);
+}
+
+void MemIndex::add_own_text(const Tokenizer& tok, uint64_t tid, char* text, size_t len,
+                            bool is_null) {
   if (docs_.size() >= UINT32_MAX - 1) fail(SCIPIS_E_INTERNAL, "too many rows in one segment");
   if (is_null) {
     add_doc(tid, kLenNull);
     return;
   }
-  scratch_.assign(text, len);
   // Each token goes to its term's postings as it comes, counted there:
   // no sort of the row's tokens.
   add_doc(tid, 0);
   uint64_t tokens = 0;
-  tok.tokenize_in_place(reinterpret_cast<unsigned char*>(scratch_.data()), scratch_.size(),
+  tok.tokenize_in_place(reinterpret_cast<unsigned char*>(text), len,
                         [&](const char* s, size_t n) {
                           tokens++;
                           add_posting(std::string_view(s, n), 1);

@@ -25,11 +25,29 @@ SegmentWriter::SegmentWriter(std::vector<DocEntry> docs) : docs_(std::move(docs)
   const uint32_t w = f_.len_bytes();
   out_.resize(docs_.size() * w);
   std::vector<uint64_t> keys(docs_.size());
+  lens_.resize(docs_.size());
   for (size_t i = 0; i < docs_.size(); i++) {
     put_len(out_.data() + i * w, docs_[i].len, w);
     keys[i] = docs_[i].tid;
+    lens_[i] = docs_[i].len == kLenNull ? 0 : docs_[i].len;
   }
   out_ += encode_tids(keys.data(), keys.size());
+  std::vector<DocEntry>().swap(docs_);
+  if (std::all_of(lens_.begin(), lens_.end(), [](uint32_t l) { return l <= UINT16_MAX; })) {
+    // Half the bytes to fetch from: two merges of 5 M rows each in the
+    // same last-level cache.
+    lens16_.assign(lens_.begin(), lens_.end());
+    std::vector<uint32_t>().swap(lens_);
+  }
+}
+
+template <typename Len>
+void SegmentWriter::gather(const Len* lens, const uint32_t* ords, size_t n, uint32_t* out) {
+  constexpr size_t kAhead = 64;
+  for (size_t i = 0; i < n; i++) {
+    if (i + kAhead < n) __builtin_prefetch(&lens[ords[i + kAhead]]);
+    out[i] = lens[ords[i]];
+  }
 }
 
 void SegmentWriter::term(std::string_view term, const uint32_t* ords, const uint32_t* tfs,
@@ -53,12 +71,20 @@ void SegmentWriter::term(std::string_view term, const uint32_t* ords, const uint
     const size_t at = regions_.size();
     regions_.resize(at + max_region_bytes(n));
     char* end;
-    if (n > kSmallRegion)
-      end = write_region(regions_.data() + at, seqs_.data(), tfs, n, 0, [&](uint64_t seq) -> uint64_t {
-        const uint32_t len = docs_[seq].len;
-        return len == kLenNull ? 0 : len;
-      });
-    else
+    if (n > kSmallRegion) {
+      // The rows' lengths gathered first, fetched ahead: a term's rows lie
+      // far apart, and one cache miss after another was most of a build's
+      // time in write_region.
+      term_lens_.resize(n);
+      if (lens16_.empty())
+        gather(lens_.data(), ords, n, term_lens_.data());
+      else
+        gather(lens16_.data(), ords, n, term_lens_.data());
+      size_t next = 0;
+      end = write_region(regions_.data() + at, seqs_.data(), tfs, n, 0,
+                         [&](uint64_t) -> uint64_t { return term_lens_[next++]; });
+      if (next != n) fail(SCIPIS_E_INTERNAL, "region lengths read out of order");
+    } else
       end = write_small_region(regions_.data() + at, seqs_.data(), tfs, n, 0);
     regions_.resize(static_cast<size_t>(end - regions_.data()));
     put_varint(dict_, regions_.size() - at);

@@ -22,7 +22,13 @@ class SegmentWriter {
 
  private:
   void flush_group();
-  std::vector<DocEntry> docs_;
+  template <typename Len>
+  static void gather(const Len* lens, const uint32_t* ords, size_t n, uint32_t* out);
+  std::vector<DocEntry> docs_;  // until the rows are written
+  // Rows' lengths, 0 for NULL: 16 bits each when every one fits.
+  std::vector<uint32_t> lens_;
+  std::vector<uint16_t> lens16_;
+  std::vector<uint32_t> term_lens_;
   std::string out_, dict_, regions_, index_;
   std::string prev_, first_;
   size_t in_group_ = 0;
