@@ -143,18 +143,20 @@ DROP TABLE am_chk;
 
 -- Pending merges fold the newest segments back while each is larger than
 -- the one before it: the many equal segments of a build stay, they are not
--- all rewritten behind the first one a merge reaches.
+-- all rewritten behind the first one a merge reaches. One indexer, so that
+-- the build's segments are the same every run (its writes merged a few at
+-- a time, as much as its memory holds, into equal segments).
 CREATE TABLE am_tiers (id int, body text);
 INSERT INTO am_tiers SELECT i, 'w' || (i % 1000) || ' x' || (i * 7 % 5003) || ' common'
-  FROM generate_series(1, 60000) i;
+  FROM generate_series(1, 200000) i;
 CREATE INDEX am_tiers_body ON am_tiers USING scipis (body)
-  WITH (tfidf_index_size = 1, indexer_threads = 2, pending_limit = 64);
+  WITH (tfidf_index_size = 1, indexer_threads = 1, pending_limit = 64);
 CREATE TEMP TABLE am_tiers_built AS SELECT segment FROM scipis_index_segments('am_tiers_body');
 SELECT count(*) >= 4 AS several FROM am_tiers_built;
 SELECT ordinal = 1 AS first, first_page = 1 AS at_page_1, pages > 0 AND bytes > 0 AS sized
   FROM scipis_index_segments('am_tiers_body') WHERE ordinal = 1;
 INSERT INTO am_tiers SELECT i, 'w' || (i % 1000) || ' late' || (i % 77) || ' common'
-  FROM generate_series(60001, 110000) i;
+  FROM generate_series(200001, 250000) i;
 SELECT count(*) >= (SELECT count(*) FROM am_tiers_built) / 2 AS build_segments_stay
   FROM scipis_index_segments('am_tiers_body') JOIN am_tiers_built USING (segment);
 SELECT count(*) <= (SELECT count(*) FROM am_tiers_built) + 12 AS few
