@@ -50,7 +50,11 @@ SELECT pg_temp.sh(format('printf "omega\n" > %1$s/sub/c.txt && printf "omega\n" 
 SELECT files_added, files_changed, files_deleted, bytes_read
 FROM scipis_refresh('fresh', ARRAY[:'root' || '/sub/']);
 SELECT replace(path, :'root', '') AS file FROM scipis_search('omega', 'fresh') ORDER BY 1;
-SELECT files_added, files_changed, files_deleted FROM scipis_refresh('fresh', ARRAY[:'root' || '/d.log']);
+-- Named paths run in this backend: no job, no row in scipis_jobs.
+SELECT count(*) AS jobs_before FROM scipis_jobs WHERE target = 'fresh' \gset
+SELECT files_added, files_changed, files_deleted, job IS NULL AS no_job
+FROM scipis_refresh('fresh', ARRAY[:'root' || '/d.log']);
+SELECT count(*) - :jobs_before AS new_jobs FROM scipis_jobs WHERE target = 'fresh';
 SELECT replace(path, :'root', '') AS file FROM scipis_search('omega', 'fresh') ORDER BY 1;
 
 -- Bad input.

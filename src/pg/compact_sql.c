@@ -25,20 +25,7 @@ scipis_compact_run(const char *dir, const scipis_options *opts, int flags,
 {
 	scipis_build *b = scipis_compact_start(dir, opts, flags, err);
 
-	if (b == NULL)
-		return false;
-	while (!scipis_build_wait(b, 50))
-	{
-		if (ProcDiePending || QueryCancelPending)
-		{
-			scipis_build_abort(b);
-			CHECK_FOR_INTERRUPTS();
-			snprintf(err->message, sizeof(err->message), "compaction was cancelled");
-			err->code = SCIPIS_E_CANCELED;
-			return false;
-		}
-	}
-	return scipis_build_finish(b, stats, err) == 0;
+	return b != NULL && scipis_build_run(b, stats, err);
 }
 
 /*

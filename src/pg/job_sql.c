@@ -383,9 +383,12 @@ scipis_block_job_queue(const char *name, Jsonb *variables, Jsonb *options, bool 
 	return id;
 }
 
-/* A text[] of paths as a JSON array (the job's args), checked. */
+/*
+ * A text[] of paths, checked, as a JSON array (the job's args); the
+ * strings themselves in *list, their count in *count.
+ */
 static char *
-paths_json(ArrayType *arr)
+paths_json(ArrayType *arr, const char ***list, int *count)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -393,6 +396,8 @@ paths_json(ArrayType *arr)
 	StringInfoData buf;
 
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	*list = palloc(sizeof(char *) * Max(n, 1));
+	*count = n;
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -408,7 +413,8 @@ paths_json(ArrayType *arr)
 					 errmsg("paths must not contain NULL")));
 		if (i > 0)
 			appendStringInfoString(&buf, ", ");
-		escape_json(&buf, TextDatumGetCString(elems[i]));
+		(*list)[i] = TextDatumGetCString(elems[i]);
+		escape_json(&buf, (*list)[i]);
 	}
 	appendStringInfoChar(&buf, ']');
 	return buf.data;
@@ -437,7 +443,9 @@ scipis_refresh_collection(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Datum		values[10];
 	bool		nulls[10] = {0};
-	char	   *paths = PG_ARGISNULL(1) ? NULL : paths_json(PG_GETARG_ARRAYTYPE_P(1));
+	const char **list = NULL;
+	int			n = 0;
+	char	   *paths = PG_ARGISNULL(1) ? NULL : paths_json(PG_GETARG_ARRAYTYPE_P(1), &list, &n);
 	bool		wait = PG_ARGISNULL(2) ? true : PG_GETARG_BOOL(2);
 
 	c = job_collection(fcinfo, "refresh a scipis collection", &desc, &opts);
@@ -450,7 +458,14 @@ scipis_refresh_collection(PG_FUNCTION_ARGS)
 		scipis_start_runner_at_commit();
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 	}
-	values[9] = Int64GetDatum(refresh_waited(c, paths, &stats, 0));
+	if (paths != NULL)
+	{
+		/* Named paths are refreshed here: a worker would cost more than their work. */
+		scipis_refresh_here(c, list, n, &stats);
+		nulls[9] = true;
+	}
+	else
+		values[9] = Int64GetDatum(refresh_waited(c, NULL, &stats, 0));
 	values[0] = Int64GetDatum((int64) stats.files_added);
 	values[1] = Int64GetDatum((int64) stats.files_changed);
 	values[2] = Int64GetDatum((int64) stats.files_appended);

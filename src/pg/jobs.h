@@ -95,6 +95,16 @@ bool		scipis_compact_run(const char *dir, const scipis_options *opts, int flags,
 							   scipis_build_stats *stats, scipis_error *err);
 void		scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *name);
 
+/* refresh_here.c */
+/*
+ * Waits for the build (a cancel or a shutdown aborts it, then is raised)
+ * and finishes it; false with err set when it failed.
+ */
+bool		scipis_build_run(scipis_build *b, scipis_build_stats *stats, scipis_error *err);
+/* A waited refresh of named paths, run in this backend; raises its errors. */
+void		scipis_refresh_here(ScipisCollection *c, const char *const *paths, int n,
+								scipis_build_stats *stats);
+
 /* job_sql.c */
 void		scipis_jobs_cancel_collection(int64 collection_id);
 /* Block index jobs for block_build.c: the id of the job. */

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "am/am_merge.h"
 #include "scipis_engine.h"
 #include "util/bytes.h"
+#include "util/error.h"
 #include "util/crc32c.h"
 
 namespace {
@@ -278,6 +280,27 @@ TEST(AmSegment, BuildMergesItsFlushesWhileMemoryAllows) {
   EXPECT_EQ(flushes, 1u);
   ASSERT_EQ(whole.size(), 1u);
   EXPECT_EQ(whole[0], one[0]);
+}
+
+// A build's last merge runs for seconds on indexer threads: once the
+// build is stopped (a cancel, another indexer's error) it gives up within
+// a few hundred terms instead of finishing; unstopped, the same merge is
+// whole.
+TEST(AmSegment, StoppedMergeGivesUp) {
+  auto rows = random_rows(6000, 13);
+  auto many = build(rows, 1, 1);
+  ASSERT_GT(many.size(), 1u);
+  std::atomic<bool> stop{true};
+  try {
+    scipis::am::merge_segments(many, nullptr, &stop);
+    ADD_FAILURE() << "a stopped merge finished";
+  } catch (const scipis::Error& e) {
+    EXPECT_EQ(e.code(), SCIPIS_E_CANCELED);
+  }
+  stop = false;
+  Index ix;
+  ix.segs.push_back(ix.pages.add(scipis::am::merge_segments(many, nullptr, &stop)));
+  expect_matches_oracle(ix, rows, 5);
 }
 
 // A one-term scan makes its blocks' ranges a batch at a time, best first:

@@ -118,7 +118,7 @@ void AmBuild::run() {
       if (held.size() == 1 && !tail)
         seg = std::move(held.front());
       else if (!held.empty())
-        seg = merge_segments(held, std::move(tail));
+        seg = merge_segments(held, std::move(tail), &stop_);
       held.clear();
       held_bytes = 0;
       if (!seg.empty()) hand_out(std::move(seg));

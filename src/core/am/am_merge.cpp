@@ -12,7 +12,8 @@
 namespace scipis::am {
 
 std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources,
-                          const uint64_t* dead, size_t ndead, Footer* stats) {
+                          const uint64_t* dead, size_t ndead, Footer* stats,
+                          const std::atomic<bool>* stop) {
   std::vector<DocEntry> docs;
   std::vector<std::vector<uint32_t>> remap(sources.size());
   std::vector<uint32_t> first(sources.size());
@@ -46,7 +47,11 @@ std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources,
     if (sources[s]->next_term(term[s], post[s])) next.push({term[s], s});
   std::vector<uint32_t> ords, tfs;
   std::string cur;
+  uint32_t terms = 0;
   while (!next.empty()) {
+    // A build's last merge takes seconds: a cancel must not wait for it.
+    if (stop && (++terms & 255) == 0 && stop->load(std::memory_order_relaxed))
+      fail(SCIPIS_E_CANCELED, "scipis index merge stopped");
     cur.assign(next.top().first);
     ords.clear();
     tfs.clear();
@@ -106,7 +111,8 @@ int read_mem_page(void* ctx, const scipis_am_segment* seg, uint32_t page, unsign
 
 }  // namespace
 
-std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr<Source> tail) {
+std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr<Source> tail,
+                           const std::atomic<bool>* stop) {
   std::vector<scipis_am_reader> readers(segs.size());
   std::vector<std::unique_ptr<Source>> sources;
   for (size_t i = 0; i < segs.size(); i++) {
@@ -117,7 +123,7 @@ std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr
     sources.push_back(std::make_unique<PagedSegment>(readers[i], seg));
   }
   if (tail) sources.push_back(std::move(tail));
-  return merge_sources(sources, nullptr, 0, nullptr);
+  return merge_sources(sources, nullptr, 0, nullptr, stop);
 }
 
 }  // namespace scipis::am

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,12 +10,14 @@
 namespace scipis::am {
 
 // One segment holding every row of the sources but those in dead
-// (ascending); empty when no row is left.
+// (ascending); empty when no row is left. Once *stop is set (when given)
+// it fails with SCIPIS_E_CANCELED within a few hundred terms.
 std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources, const uint64_t* dead,
-                          size_t ndead, Footer* stats);
+                          size_t ndead, Footer* stats, const std::atomic<bool>* stop = nullptr);
 
 // Whole segments held in memory (a build's flushes) merged into one, their
 // rows in the order given, then tail's (spent afterwards) when there is one.
-std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr<Source> tail);
+std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr<Source> tail,
+                           const std::atomic<bool>* stop = nullptr);
 
 }  // namespace scipis::am
