@@ -21,6 +21,7 @@ typedef struct BuildState
 	ScipisMeta *meta;			/* the metapage being filled */
 	double		tuples;
 	MemoryContext tmp;
+	BlockNumber logged_end;		/* pages [1, logged_end) are WAL-logged */
 } BuildState;
 
 static void
@@ -46,6 +47,15 @@ write_taken(BuildState *st, scipis_am_blob *blob)
 	seg.id = meta->next_segment_id++;
 	scipis_am_write_blob(st->index, &seg, blob, true);
 	meta->segments[meta->nsegments++] = seg;
+	/*
+	 * Logged now, while the indexers still work on the others, rather
+	 * than all at the end when nothing else is left to do.
+	 */
+	if (RelationNeedsWAL(st->index) && seg.start == st->logged_end)
+	{
+		log_newpage_range(st->index, MAIN_FORKNUM, seg.start, seg.start + seg.npages, true);
+		st->logged_end = seg.start + seg.npages;
+	}
 }
 
 /* Takes what the indexers have finished; returns the take's status. */
@@ -109,6 +119,7 @@ scipis_ambuild(Relation heap, Relation index, IndexInfo *info)
 
 	memset(&st, 0, sizeof(st));
 	st.index = index;
+	st.logged_end = SCIPIS_METAPAGE_BLKNO + 1;
 	st.tmp = AllocSetContextCreate(CurrentMemoryContext, "scipis build tuple",
 								   ALLOCSET_DEFAULT_SIZES);
 	/* Block 0 is the metapage; it is filled at the end (no lock held meanwhile). */
@@ -156,7 +167,10 @@ scipis_ambuild(Relation heap, Relation index, IndexInfo *info)
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+	{
+		log_newpage_range(index, MAIN_FORKNUM, SCIPIS_METAPAGE_BLKNO, SCIPIS_METAPAGE_BLKNO + 1, true);
+		log_newpage_range(index, MAIN_FORKNUM, st.logged_end, RelationGetNumberOfBlocks(index), true);
+	}
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;

@@ -122,6 +122,7 @@ class MemIndex : public Source {
   Footer stats_;
   size_t bytes_ = 0;
   std::string scratch_;
+  std::vector<std::string_view> toks_;  // a row's tokens, in its text
   std::vector<std::pair<const std::string_view, Posts>*> sorted_;
   size_t next_ = 0;
 };

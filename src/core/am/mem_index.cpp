@@ -152,16 +152,22 @@ void MemIndex::add_own_text(const Tokenizer& tok, uint64_t tid, char* text, size
     add_doc(tid, kLenNull);
     return;
   }
-  // Each token goes to its term's postings as it comes, counted there:
-  // no sort of the row's tokens.
+  // Each token goes to its term's postings, counted there: no sort of the
+  // row's tokens. Millions of terms make each lookup a cache miss or two;
+  // asked for kAhead tokens early, the misses overlap instead of following
+  // one another (a tenth of a build's time).
+  constexpr size_t kAhead = 16;
   add_doc(tid, 0);
-  uint64_t tokens = 0;
+  toks_.clear();
   tok.tokenize_in_place(reinterpret_cast<unsigned char*>(text), len,
-                        [&](const char* s, size_t n) {
-                          tokens++;
-                          add_posting(std::string_view(s, n), 1);
-                        });
+                        [&](const char* s, size_t n) { toks_.emplace_back(s, n); });
+  const size_t tokens = toks_.size();
   if (tokens >= UINT32_MAX) fail(SCIPIS_E_INVALID, "value has too many tokens to index");
+  for (size_t i = 0; i < std::min(tokens, kAhead); i++) map_.prefetch(toks_[i]);
+  for (size_t i = 0; i < tokens; i++) {
+    if (i + kAhead < tokens) map_.prefetch(toks_[i + kAhead]);
+    add_posting(toks_[i], 1);
+  }
   docs_.back().len = static_cast<uint32_t>(tokens);
   if (tokens > 0) {
     stats_.counted++;
