@@ -7,8 +7,6 @@
 
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -77,13 +75,7 @@ scipis_compact_collection(PG_FUNCTION_ARGS)
 	desc = BlessTupleDesc(desc);
 	scipis_options_from_jsonb(c->options, &opts);
 	/* A build, refresh or watcher of the collection goes first. */
-	while (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) c->id))
-	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
+	scipis_collection_lock_wait(c);
 	PG_TRY();
 	{
 		ok = scipis_compact_run(scipis_collection_dir(c), &opts, SCIPIS_COMPACT_ALL, &stats, &err);

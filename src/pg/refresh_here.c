@@ -33,6 +33,18 @@ scipis_build_run(scipis_build *b, scipis_build_stats *stats, scipis_error *err)
 }
 
 void
+scipis_collection_lock_wait(ScipisCollection *c)
+{
+	while (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) c->id))
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+void
 scipis_refresh_here(ScipisCollection *c, const char *const *paths, int n,
 					scipis_build_stats *stats)
 {
@@ -46,13 +58,7 @@ scipis_refresh_here(ScipisCollection *c, const char *const *paths, int n,
 	if (scipis_option_true(c->options, "skip_unchanged_dirs"))
 		flags |= SCIPIS_REFRESH_SKIP_DIRS;
 	/* A build, refresh or watcher of the collection goes first. */
-	while (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) c->id))
-	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
+	scipis_collection_lock_wait(c);
 	PG_TRY();
 	{
 		scipis_build *b = scipis_refresh_start(dir, c->root, &opts, paths, n, flags, &err);
