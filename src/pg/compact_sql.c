@@ -51,17 +51,31 @@ scipis_compact_tiers(const char *dir, const scipis_options *opts, const char *na
 								 (unsigned long long) stats.chains_folded, stats.seconds)));
 }
 
+typedef struct CompactAll
+{
+	const char *dir;
+	const scipis_options *opts;
+	scipis_build_stats *stats;
+} CompactAll;
+
+static bool
+compact_locked(void *arg, scipis_error *err)
+{
+	CompactAll *j = (CompactAll *) arg;
+
+	return scipis_compact_run(j->dir, j->opts, SCIPIS_COMPACT_ALL, j->stats, err);
+}
+
 Datum
 scipis_compact_collection(PG_FUNCTION_ARGS)
 {
 	ScipisCollection *c;
 	scipis_options opts;
 	scipis_build_stats stats;
-	scipis_error err;
+	CompactAll	job;
 	TupleDesc	desc;
 	Datum		values[7];
 	bool		nulls[7] = {0};
-	volatile bool ok = false;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -74,20 +88,10 @@ scipis_compact_collection(PG_FUNCTION_ARGS)
 		elog(ERROR, "scipis_compact returns a row");
 	desc = BlessTupleDesc(desc);
 	scipis_options_from_jsonb(c->options, &opts);
-	/* A build, refresh or watcher of the collection goes first. */
-	scipis_collection_lock_wait(c);
-	PG_TRY();
-	{
-		ok = scipis_compact_run(scipis_collection_dir(c), &opts, SCIPIS_COMPACT_ALL, &stats, &err);
-	}
-	PG_FINALLY();
-	{
-		scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) c->id);
-	}
-	PG_END_TRY();
-	if (!ok)
-		scipis_raise(&err);
-	scipis_index_forget(c);
+	job.dir = scipis_collection_dir(c);
+	job.opts = &opts;
+	job.stats = &stats;
+	scipis_collection_locked(c, compact_locked, &job);
 	values[0] = Int64GetDatum((int64) stats.segments_merged);
 	values[1] = Int64GetDatum((int64) stats.docs_dropped);
 	values[2] = Int64GetDatum((int64) stats.chains_folded);

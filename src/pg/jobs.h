@@ -101,8 +101,13 @@ void		scipis_compact_tiers(const char *dir, const scipis_options *opts, const ch
  * and finishes it; false with err set when it failed.
  */
 bool		scipis_build_run(scipis_build *b, scipis_build_stats *stats, scipis_error *err);
-/* Takes the collection's build lock (session-level), waiting while it is held. */
-void		scipis_collection_lock_wait(ScipisCollection *c);
+/*
+ * Runs fn holding the collection's build lock, waited for (a build, refresh
+ * or watcher of it goes first) and released however fn ends; raises the
+ * error fn returns false with, else drops this backend's open index.
+ */
+void		scipis_collection_locked(ScipisCollection *c,
+									 bool (*fn) (void *arg, scipis_error *err), void *arg);
 /* A waited refresh of named paths, run in this backend; raises its errors. */
 void		scipis_refresh_here(ScipisCollection *c, const char *const *paths, int n,
 								scipis_build_stats *stats);

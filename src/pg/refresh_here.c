@@ -33,8 +33,11 @@ scipis_build_run(scipis_build *b, scipis_build_stats *stats, scipis_error *err)
 }
 
 void
-scipis_collection_lock_wait(ScipisCollection *c)
+scipis_collection_locked(ScipisCollection *c, bool (*fn) (void *arg, scipis_error *err), void *arg)
 {
+	scipis_error err;
+	volatile bool ok = false;
+
 	while (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) c->id))
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
@@ -42,30 +45,9 @@ scipis_collection_lock_wait(ScipisCollection *c)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-void
-scipis_refresh_here(ScipisCollection *c, const char *const *paths, int n,
-					scipis_build_stats *stats)
-{
-	const char *dir = scipis_collection_dir(c);
-	scipis_options opts;
-	scipis_error err;
-	volatile bool ok = false;
-	int			flags = 0;
-
-	scipis_options_from_jsonb(c->options, &opts);
-	if (scipis_option_true(c->options, "skip_unchanged_dirs"))
-		flags |= SCIPIS_REFRESH_SKIP_DIRS;
-	/* A build, refresh or watcher of the collection goes first. */
-	scipis_collection_lock_wait(c);
 	PG_TRY();
 	{
-		scipis_build *b = scipis_refresh_start(dir, c->root, &opts, paths, n, flags, &err);
-
-		ok = b != NULL && scipis_build_run(b, stats, &err);
-		if (ok)
-			scipis_compact_tiers(dir, &opts, c->name);
+		ok = fn(arg, &err);
 	}
 	PG_FINALLY();
 	{
@@ -75,4 +57,40 @@ scipis_refresh_here(ScipisCollection *c, const char *const *paths, int n,
 	if (!ok)
 		scipis_raise(&err);
 	scipis_index_forget(c);
+}
+
+typedef struct RefreshHere
+{
+	ScipisCollection *c;
+	const char *const *paths;
+	int			n;
+	scipis_build_stats *stats;
+} RefreshHere;
+
+static bool
+refresh_locked(void *arg, scipis_error *err)
+{
+	RefreshHere *r = (RefreshHere *) arg;
+	const char *dir = scipis_collection_dir(r->c);
+	scipis_options opts;
+	int			flags = 0;
+	scipis_build *b;
+
+	scipis_options_from_jsonb(r->c->options, &opts);
+	if (scipis_option_true(r->c->options, "skip_unchanged_dirs"))
+		flags |= SCIPIS_REFRESH_SKIP_DIRS;
+	b = scipis_refresh_start(dir, r->c->root, &opts, r->paths, r->n, flags, err);
+	if (b == NULL || !scipis_build_run(b, r->stats, err))
+		return false;
+	scipis_compact_tiers(dir, &opts, r->c->name);
+	return true;
+}
+
+void
+scipis_refresh_here(ScipisCollection *c, const char *const *paths, int n,
+					scipis_build_stats *stats)
+{
+	RefreshHere r = {c, paths, n, stats};
+
+	scipis_collection_locked(c, refresh_locked, &r);
 }
