@@ -420,13 +420,11 @@ paths_json(ArrayType *arr, const char ***list, int *count)
 	return buf.data;
 }
 
-/* Runs a refresh in a worker and waits (or until deadline: -1). */
+/* Runs a refresh of the whole tree in a worker and waits (or until deadline: -1). */
 static int64
-refresh_waited(ScipisCollection *c, const char *paths, scipis_build_stats *stats,
-			   TimestampTz deadline)
+refresh_waited(ScipisCollection *c, scipis_build_stats *stats, TimestampTz deadline)
 {
-	const char *parts[5] = {c->name, c->root, jsonb_text(c->options), scipis_collection_dir(c),
-	paths ? paths : ""};
+	const char *parts[5] = {c->name, c->root, jsonb_text(c->options), scipis_collection_dir(c), ""};
 	int64		job = run_waited(waited_segment(JOB_COLLECTION, c->id, parts, true), stats, NULL,
 								 deadline);
 
@@ -465,7 +463,7 @@ scipis_refresh_collection(PG_FUNCTION_ARGS)
 		nulls[9] = true;
 	}
 	else
-		values[9] = Int64GetDatum(refresh_waited(c, NULL, &stats, 0));
+		values[9] = Int64GetDatum(refresh_waited(c, &stats, 0));
 	values[0] = Int64GetDatum((int64) stats.files_added);
 	values[1] = Int64GetDatum((int64) stats.files_changed);
 	values[2] = Int64GetDatum((int64) stats.files_appended);
@@ -543,7 +541,7 @@ scipis_wait_fresh(PG_FUNCTION_ARGS)
 			continue;
 		}
 		scipis_require_read_server_files("refresh a scipis collection");
-		if (refresh_waited(c, NULL, NULL, deadline) < 0)
+		if (refresh_waited(c, NULL, deadline) < 0)
 			PG_RETURN_BOOL(false);
 	}
 }
