@@ -362,14 +362,40 @@ scipis_am_free_pages(Relation index, ScipisMeta *meta, BlockNumber start, uint32
 	add_free_extent(meta, start, npages);
 }
 
-/* npages consecutive blocks: a free extent that fits, or new ones at the end. */
+/* Gives a free extent back (one a tail allocation took but could not use). */
+static void
+return_extent(Relation index, BlockNumber start, uint32 npages)
+{
+	Buffer		metabuf = ReadBuffer(index, SCIPIS_METAPAGE_BLKNO);
+	GenericXLogState *state;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	check_meta(index, BufferGetPage(metabuf));
+	state = GenericXLogStart(index);
+	add_free_extent(ScipisPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0)), start, npages);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * npages consecutive blocks: the smallest free extent that fits (the large
+ * ones stay for large segments), else the free extent that ends the
+ * relation, if any, and new blocks after it, else new blocks only. A VACUUM
+ * that rewrites segments one after another then grows the index by little
+ * more than the largest of them.
+ */
 BlockNumber
 scipis_am_alloc_pages(Relation index, uint32 npages)
 {
 	Buffer		metabuf;
 	Page		page;
 	ScipisMeta *meta;
-	BlockNumber start = InvalidBlockNumber;
+	BlockNumber start = InvalidBlockNumber,
+				nblocks;
+	BlockNumber tail_start = InvalidBlockNumber;
+	uint32		tail_pages = 0;
+	int			best = -1,
+				tail = -1;
 	uint32		i;
 
 	metabuf = ReadBuffer(index, SCIPIS_METAPAGE_BLKNO);
@@ -377,20 +403,35 @@ scipis_am_alloc_pages(Relation index, uint32 npages)
 	page = BufferGetPage(metabuf);
 	check_meta(index, page);
 	meta = ScipisPageGetMeta(page);
+	nblocks = RelationGetNumberOfBlocks(index);
 	for (i = 0; i < meta->nfree; i++)
-		if (meta->free[i].npages >= npages)
-			break;
-	if (i < meta->nfree)
+	{
+		if (meta->free[i].npages >= npages &&
+			(best < 0 || meta->free[i].npages < meta->free[best].npages))
+			best = (int) i;
+		if (meta->free[i].start + meta->free[i].npages == nblocks)
+			tail = (int) i;
+	}
+	if (best >= 0 || tail >= 0)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 		ScipisMeta *m = ScipisPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		ScipisExtent *e = &m->free[i];
+		ScipisExtent *e = &m->free[best >= 0 ? best : tail];
 
-		start = e->start;
-		e->start += npages;
-		e->npages -= npages;
+		if (best >= 0)
+		{
+			start = e->start;
+			e->start += npages;
+			e->npages -= npages;
+		}
+		else
+		{
+			tail_start = e->start;
+			tail_pages = e->npages;
+			e->npages = 0;
+		}
 		if (e->npages == 0)
-			m->free[i] = m->free[--m->nfree];
+			*e = m->free[--m->nfree];
 		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(metabuf);
@@ -398,15 +439,24 @@ scipis_am_alloc_pages(Relation index, uint32 npages)
 		return start;
 
 	LockRelationForExtension(index, ExclusiveLock);
-	for (i = 0; i < npages; i++)
+	nblocks = RelationGetNumberOfBlocks(index);
+	/* Nobody extended the relation since: the tail extent still ends it. */
+	if (tail_pages > 0 && tail_start + tail_pages == nblocks)
+	{
+		start = tail_start;
+		tail_pages = 0;
+	}
+	for (i = nblocks - (start == InvalidBlockNumber ? nblocks : start); i < npages; i++)
 	{
 		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 
-		if (i == 0)
+		if (start == InvalidBlockNumber)
 			start = BufferGetBlockNumber(buf);
 		ReleaseBuffer(buf);
 	}
 	UnlockRelationForExtension(index, ExclusiveLock);
+	if (tail_pages > 0)
+		return_extent(index, tail_start, tail_pages);
 	return start;
 }
 

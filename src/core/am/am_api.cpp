@@ -86,7 +86,10 @@ int scipis_am_merge(const scipis_am_view* view, const scipis_am_reader* rd, cons
   return guarded(err, [&] {
     auto sources = open_view(*view, *rd);
     Footer f;
-    std::string bytes = merge_sources(sources, dead, ndead, &f);
+    size_t expect = 0;
+    for (int i = 0; i < view->nsegs; i++) expect += view->segs[i].bytes;
+    for (uint64_t i = 0; i < view->npending; i++) expect += view->pending_len[i];
+    std::string bytes = merge_sources(sources, dead, ndead, &f, nullptr, expect);
     *stats = scipis_am_stats{f.ndocs, f.counted, f.tokens, f.nterms};
     if (!bytes.empty()) *out = new scipis_am_blob{std::move(bytes)};
   });

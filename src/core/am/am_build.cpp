@@ -29,10 +29,11 @@ AmBuild::AmBuild(const unsigned char delimiter[256], int threads, uint64_t memor
   // Batches in flight and a finished segment per indexer take their part.
   const uint64_t per = memory_bytes / static_cast<uint64_t>(threads_) / 2;
   per_indexer_ = per > (64u << 10) ? per : (64u << 10);
-  // A segment takes about a third of the index in memory it came from, so
-  // an indexer holds two or three flushes back within its share; their
-  // merge runs with the index in memory empty.
-  hold_bytes_ = per_indexer_ / 5 * 3;
+  // A segment takes about a third of the index in memory it came from
+  // (MemTerms counts its whole table), so an indexer holds two flushes
+  // back within its share; their merge runs with the index in memory
+  // empty. Held 10 M log lines (1 GiB, two indexers) in two segments.
+  hold_bytes_ = per_indexer_ / 10 * 7;
   for (int i = 0; i < threads_; i++) workers_.emplace_back([this] { run(); });
 }
 
@@ -49,28 +50,34 @@ AmBuild::~AmBuild() {
 bool AmBuild::add(uint64_t tid, const char* text, size_t len, bool is_null) {
   check_failed();
   if (held_) {
-    if (!in_.try_push(cur_)) return false;
-    cur_.reset();
+    if (!push_cur()) return false;
     held_ = false;
   }
   if (!cur_) cur_ = std::make_unique<Batch>();
   cur_->rows.push_back({tid, cur_->text.size(), is_null ? 0 : len, is_null});
   if (!is_null) cur_->text.append(text, len);
-  if (cur_->text.size() >= kBatchBytes || cur_->rows.size() >= kBatchRows) {
-    if (in_.try_push(cur_))
-      cur_.reset();
-    else
-      held_ = true;
+  if (cur_->text.size() >= kBatchBytes || cur_->rows.size() >= kBatchRows) held_ = !push_cur();
+  return true;
+}
+
+bool AmBuild::push_cur() {
+  {
+    std::lock_guard<std::mutex> lk(out_mu_);
+    room_ = false;
   }
+  if (!in_.try_push(cur_)) {
+    std::lock_guard<std::mutex> lk(out_mu_);
+    want_room_ = true;
+    return false;
+  }
+  cur_.reset();
   return true;
 }
 
 bool AmBuild::finish_input() {
   check_failed();
   if (closed_) return true;
-  if (cur_ && !cur_->rows.empty()) {
-    if (!in_.try_push(cur_)) return false;
-  }
+  if (cur_ && !cur_->rows.empty() && !push_cur()) return false;
   cur_.reset();
   held_ = false;
   in_.close();
@@ -80,8 +87,12 @@ bool AmBuild::finish_input() {
 
 int AmBuild::take(int timeout_ms, std::string& seg) {
   std::unique_lock<std::mutex> lk(out_mu_);
-  out_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms),
-                   [&] { return !out_.empty() || failed_ || (closed_ && running_ == 0); });
+  // Woken, too, when the batch that did not fit now would: waiting out
+  // the timeout instead left both indexers idle a fifth of a build.
+  out_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] {
+    return !out_.empty() || failed_ || (closed_ && running_ == 0) || (want_room_ && room_);
+  });
+  want_room_ = false;
   if (failed_) throw Error(fail_code_, fail_msg_);
   if (!out_.empty()) {
     seg = std::move(out_.front());
@@ -100,7 +111,12 @@ void AmBuild::check_failed() {
 void AmBuild::run() {
   block_all_signals();
   try {
-    auto mem = std::make_unique<MemIndex>();
+    auto fresh = [this] {
+      auto m = std::make_unique<MemIndex>();
+      m->set_budget(per_indexer_);
+      return m;
+    };
+    auto mem = fresh();
     // Flushes held back to be merged: a query visits every segment, and
     // a few microseconds each add up (six segments against two: 136 us
     // against 84 us a 1-term query on 10 M rows).
@@ -125,11 +141,11 @@ void AmBuild::run() {
     };
     auto serialize = [&] {
       // The thread's rows as they are: terms in order, postings as counted.
-      SegmentWriter w(mem->docs());
+      SegmentWriter w(mem->docs(), mem->bytes() / 2);
       std::string term;
       TermPostings p;
       while (mem->next_term(term, p)) w.term(term, p.ords.data(), p.tfs.data(), p.ords.size());
-      mem = std::make_unique<MemIndex>();
+      mem = fresh();
       flushes_++;
       return w.finish();
     };
@@ -165,12 +181,13 @@ void AmBuild::run() {
       {
         // Room in the queue: wake a caller waiting to hand over a batch.
         std::lock_guard<std::mutex> lk(out_mu_);
+        room_ = true;
         out_cv_.notify_all();
       }
       Batch& batch = **b;
       for (const Row& r : batch.rows) {
         mem->add_own_text(tok_, r.tid, batch.text.data() + r.off, r.len, r.is_null);
-        if (mem->bytes() >= per_indexer_) emit();
+        if (mem->bytes() >= per_indexer_ || mem->crowded()) emit();
       }
     }
     if (!stop_) finish();

@@ -38,6 +38,8 @@ class AmBuild {
     std::vector<Row> rows;
   };
   void run();
+  // Queues cur_; false (cur_ kept) when the queue is full.
+  bool push_cur();
   void check_failed();
   void record_failure(scipis_status code, const std::string& msg);
 
@@ -51,6 +53,10 @@ class AmBuild {
   std::unique_ptr<Batch> cur_;
   bool held_ = false;    // cur_ is full and waits for room
   bool closed_ = false;  // finish_input done
+  // The caller waits for room in the queue; an indexer that took a batch
+  // since says so (under out_mu_), so take returns at once.
+  bool want_room_ = false;
+  bool room_ = false;
   std::mutex out_mu_;
   std::condition_variable out_cv_;
   std::deque<std::string> out_;

@@ -13,7 +13,7 @@ namespace scipis::am {
 
 std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources,
                           const uint64_t* dead, size_t ndead, Footer* stats,
-                          const std::atomic<bool>* stop) {
+                          const std::atomic<bool>* stop, size_t expect_bytes) {
   std::vector<DocEntry> docs;
   std::vector<std::vector<uint32_t>> remap(sources.size());
   std::vector<uint32_t> first(sources.size());
@@ -37,7 +37,7 @@ std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources,
     if (stats) *stats = Footer{};
     return {};
   }
-  SegmentWriter w(std::move(docs));
+  SegmentWriter w(std::move(docs), expect_bytes);
   // The next term of each source, smallest first.
   std::vector<std::string> term(sources.size());
   std::vector<TermPostings> post(sources.size());
@@ -111,7 +111,7 @@ int read_mem_page(void* ctx, const scipis_am_segment* seg, uint32_t page, unsign
 
 }  // namespace
 
-std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr<Source> tail,
+std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr<MemIndex> tail,
                            const std::atomic<bool>* stop) {
   std::vector<scipis_am_reader> readers(segs.size());
   std::vector<std::unique_ptr<Source>> sources;
@@ -122,8 +122,11 @@ std::string merge_segments(const std::vector<std::string>& segs, std::unique_ptr
                                 segs[i].size()};
     sources.push_back(std::make_unique<PagedSegment>(readers[i], seg));
   }
+  // About what the segments take, and what the rows in memory will.
+  size_t expect = tail ? tail->bytes() / 2 : 0;
+  for (const std::string& s : segs) expect += s.size();
   if (tail) sources.push_back(std::move(tail));
-  return merge_sources(sources, nullptr, 0, nullptr, stop);
+  return merge_sources(sources, nullptr, 0, nullptr, stop, expect);
 }
 
 }  // namespace scipis::am

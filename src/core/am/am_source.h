@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "am/am_format.h"
+#include "am/mem_terms.h"
 #include "index/postings_codec.h"
 #include "index/tokenizer.h"
 #include "scipis_engine.h"
@@ -77,9 +77,7 @@ class Source {
 };
 
 // Rows indexed in memory: the pending entries of a view, or what one
-// indexer thread holds during a build. Term bytes live in an arena and a
-// term's first posting in its table slot, so the many terms of one row
-// (ids, hashes) cost no allocation of their own.
+// indexer thread holds during a build (terms and postings in MemTerms).
 class MemIndex : public Source {
  public:
   // Tokenizes the value; kLenNull rows (is_null) hold no terms.
@@ -88,7 +86,11 @@ class MemIndex : public Source {
   void add_own_text(const Tokenizer& tok, uint64_t tid, char* text, size_t len, bool is_null);
   // A pending entry's bytes (entry_encode); throws on damage.
   void add_entry(std::string_view entry);
-  size_t bytes() const { return bytes_; }
+  size_t bytes() const { return doc_bytes_ + terms_.bytes(); }
+  // With a budget, the term table grows only while it stays within it
+  // (0: no budget) and is crowded when it would have to grow past it.
+  void set_budget(size_t bytes) { budget_ = bytes; }
+  bool crowded() const { return terms_.crowded(); }
   bool empty() const { return docs_.empty(); }
   const std::vector<DocEntry>& docs() const { return docs_; }
 
@@ -99,31 +101,17 @@ class MemIndex : public Source {
   bool next_term(std::string& term, TermPostings& out) override;
 
  private:
-  // A term's postings as varints (a build holds millions of them: a
-  // segment's rows per byte of memory decide how many segments a query
-  // visits): per posting before the last its tf and the gap to the next
-  // row; the last one apart, as a row's tokens still count into it.
-  struct Posts {
-    uint32_t n = 0;
-    uint32_t ord0 = 0;
-    uint32_t last = 0, last_tf = 0;
-    std::vector<unsigned char> enc;
-  };
   void add_doc(uint64_t tid, uint32_t len);
-  void add_posting(std::string_view term, uint32_t tf);
-  std::string_view keep(std::string_view term);
-  static void fill(const Posts& p, TermPostings& out);
+  void add_posting(const MemTerms::Key& k, uint32_t tf);
 
   std::vector<DocEntry> docs_;
-  absl::flat_hash_map<std::string_view, Posts> map_;
-  std::vector<std::unique_ptr<char[]>> arena_;
-  char* arena_at_ = nullptr;
-  size_t arena_left_ = 0;
+  MemTerms terms_;
   Footer stats_;
-  size_t bytes_ = 0;
+  size_t doc_bytes_ = 0;
+  size_t budget_ = 0;
   std::string scratch_;
-  std::vector<std::string_view> toks_;  // a row's tokens, in its text
-  std::vector<std::pair<const std::string_view, Posts>*> sorted_;
+  std::vector<MemTerms::Key> toks_;  // a row's tokens, in its text
+  std::vector<const MemTerms::Slot*> sorted_;
   size_t next_ = 0;
 };
 

@@ -75,64 +75,12 @@ void MemIndex::add_doc(uint64_t tid, uint32_t len) {
     stats_.counted++;
     stats_.tokens += len;
   }
-  bytes_ += sizeof(DocEntry);
+  doc_bytes_ += sizeof(DocEntry);
+  if (budget_) terms_.set_budget(budget_ > doc_bytes_ ? budget_ - doc_bytes_ : 1);
 }
 
-std::string_view MemIndex::keep(std::string_view term) {
-  if (arena_left_ < term.size()) {
-    // Chunks grow from 4 KiB to 256 KiB: a small index stays small.
-    const size_t chunk = std::min<size_t>(size_t{4096} << std::min<size_t>(arena_.size(), 6), 256 << 10);
-    arena_.push_back(std::make_unique<char[]>(chunk));
-    arena_at_ = arena_.back().get();
-    arena_left_ = chunk;
-    bytes_ += chunk;
-  }
-  std::memcpy(arena_at_, term.data(), term.size());
-  std::string_view kept(arena_at_, term.size());
-  arena_at_ += term.size();
-  arena_left_ -= term.size();
-  return kept;
-}
-
-void MemIndex::add_posting(std::string_view term, uint32_t tf) {
-  const uint32_t ord = static_cast<uint32_t>(docs_.size() - 1);
-  auto it = map_.find(term);
-  if (it == map_.end()) {
-    map_.emplace(keep(term), Posts{1, ord, ord, tf, {}});
-    bytes_ += sizeof(std::pair<std::string_view, Posts>) + 8;
-    stats_.nterms++;
-    return;
-  }
-  Posts& p = it->second;
-  // The row's term again (a value's tokens come unsorted): one more.
-  if (p.last == ord) {
-    p.last_tf += tf;
-    return;
-  }
-  char buf[20];
-  char* e = write_varint(write_varint(buf, p.last_tf), ord - p.last);
-  const size_t cap = p.enc.capacity();
-  p.enc.insert(p.enc.end(), buf, e);
-  bytes_ += p.enc.capacity() - cap;
-  p.last = ord;
-  p.last_tf = tf;
-  p.n++;
-}
-
-void MemIndex::fill(const Posts& p, TermPostings& out) {
-  out.df = p.n;
-  out.ords.resize(p.n);
-  out.tfs.resize(p.n);
-  Cursor c(p.enc.data(), p.enc.size());
-  uint64_t ord = p.ord0;
-  for (uint32_t i = 0; i + 1 < p.n; i++) {
-    out.ords[i] = static_cast<uint32_t>(ord);
-    out.tfs[i] = static_cast<uint32_t>(c.varint());
-    ord += c.varint();
-  }
-  if (!c.ok() || c.left() != 0 || ord != p.last) fail(SCIPIS_E_INTERNAL, "postings in memory disagree");
-  out.ords[p.n - 1] = p.last;
-  out.tfs[p.n - 1] = p.last_tf;
+void MemIndex::add_posting(const MemTerms::Key& k, uint32_t tf) {
+  if (terms_.add(k, static_cast<uint32_t>(docs_.size() - 1), tf)) stats_.nterms++;
 }
 
 void MemIndex::add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len,
@@ -154,19 +102,21 @@ void MemIndex::add_own_text(const Tokenizer& tok, uint64_t tid, char* text, size
   }
   // Each token goes to its term's postings, counted there: no sort of the
   // row's tokens. Millions of terms make each lookup a cache miss or two;
-  // asked for kAhead tokens early, the misses overlap instead of following
-  // one another (a tenth of a build's time).
-  constexpr size_t kAhead = 16;
+  // the slot is asked for kAhead tokens early and its postings' last
+  // chunk kNear tokens early, so the misses overlap instead of following
+  // one another.
+  constexpr size_t kAhead = 16, kNear = 8;
   add_doc(tid, 0);
   toks_.clear();
-  tok.tokenize_in_place(reinterpret_cast<unsigned char*>(text), len,
-                        [&](const char* s, size_t n) { toks_.emplace_back(s, n); });
+  tok.tokenize_in_place(reinterpret_cast<unsigned char*>(text), len, [&](const char* s, size_t n) {
+    toks_.push_back(MemTerms::Key::of(s, n));
+  });
   const size_t tokens = toks_.size();
   if (tokens >= UINT32_MAX) fail(SCIPIS_E_INVALID, "value has too many tokens to index");
-  for (size_t i = 0; i < std::min(tokens, kAhead); i++) map_.prefetch(toks_[i]);
-  for (size_t i = 0; i < tokens; i++) {
-    if (i + kAhead < tokens) map_.prefetch(toks_[i + kAhead]);
-    add_posting(toks_[i], 1);
+  for (size_t i = 0; i < tokens + kAhead; i++) {
+    if (i < tokens) terms_.prefetch(toks_[i]);
+    if (i >= kNear && i - kNear < tokens) terms_.prefetch_postings(toks_[i - kNear]);
+    if (i >= kAhead) add_posting(toks_[i - kAhead], 1);
   }
   docs_.back().len = static_cast<uint32_t>(tokens);
   if (tokens > 0) {
@@ -193,38 +143,27 @@ void MemIndex::add_entry(std::string_view entry) {
       bad_entry("bad term");
     sum += tf;
     prev = t;
-    add_posting(t, static_cast<uint32_t>(tf));
+    add_posting(MemTerms::Key::of(t.data(), t.size()), static_cast<uint32_t>(tf));
   }
   if (c.left() != 0 || (len != kLenNull && sum != len)) bad_entry("lengths disagree");
 }
 
 bool MemIndex::find(std::string_view term, TermPostings& out, bool postings) {
-  auto it = map_.find(term);
-  if (it == map_.end()) return false;
-  out.df = it->second.n;
-  if (postings) fill(it->second, out);
+  if (term.empty() || term.size() > kMaxToken) return false;
+  const MemTerms::Slot* t = terms_.find(MemTerms::Key::of(term.data(), term.size()));
+  if (!t) return false;
+  out.df = t->n;
+  if (postings) terms_.postings(*t, out.ords, out.tfs);
   return true;
 }
 
 bool MemIndex::next_term(std::string& term, TermPostings& out) {
-  if (next_ == 0 && sorted_.empty()) {
-    // By the first 8 bytes as one word, then the rest: few byte compares.
-    std::vector<std::pair<uint64_t, std::pair<const std::string_view, Posts>*>> keyed;
-    keyed.reserve(map_.size());
-    for (auto& kv : map_)
-      keyed.emplace_back(term_key(kv.first), &kv);
-    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      return a.second->first < b.second->first;
-    });
-    sorted_.reserve(keyed.size());
-    for (auto& k : keyed) sorted_.push_back(k.second);
-  }
+  if (next_ == 0 && sorted_.empty()) sorted_ = terms_.sorted();
   if (next_ >= sorted_.size()) return false;
-  auto* kv = sorted_[next_++];
-  term.assign(kv->first);
-  fill(kv->second, out);
-  std::vector<unsigned char>().swap(kv->second.enc);
+  const MemTerms::Slot* t = sorted_[next_++];
+  term.assign(terms_.term(*t));
+  out.df = t->n;
+  terms_.postings(*t, out.ords, out.tfs);
   return true;
 }
 

@@ -8,7 +8,9 @@
 
 namespace scipis::am {
 
-SegmentWriter::SegmentWriter(std::vector<DocEntry> docs) : docs_(std::move(docs)) {
+SegmentWriter::SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes)
+    : docs_(std::move(docs)) {
+  out_.reserve(expect_bytes);
   uint32_t wlog = 0;
   bool ascend = true;
   for (size_t i = 0; i < docs_.size(); i++) {

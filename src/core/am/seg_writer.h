@@ -13,7 +13,9 @@ namespace scipis::am {
 
 class SegmentWriter {
  public:
-  explicit SegmentWriter(std::vector<DocEntry> docs);
+  // expect_bytes: about how large the segment will be (0: unknown), so
+  // that it is not copied as it grows.
+  explicit SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes = 0);
   // Terms strictly ascending; ords ascending, below the row count.
   void term(std::string_view term, const uint32_t* ords, const uint32_t* tfs, size_t n);
   // The whole stream, footer included.
