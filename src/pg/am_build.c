@@ -1,8 +1,8 @@
 /*
  * CREATE INDEX: the heap scan feeds the engine's indexer threads (this
- * thread scans and detoasts; they tokenize, count and serialise), finished
- * segments are written to new pages in bulk, and the whole relation is
- * WAL-logged at the end with log_newpage_range.
+ * thread scans and detoasts; they tokenize, count and serialise), and
+ * finished segments are appended to the relation's file and WAL-logged as
+ * they come (write_bulk), the metapage last.
  */
 #include "am.h"
 
@@ -21,7 +21,6 @@ typedef struct BuildState
 	ScipisMeta *meta;			/* the metapage being filled */
 	double		tuples;
 	MemoryContext tmp;
-	BlockNumber logged_end;		/* pages [1, logged_end) are WAL-logged */
 } BuildState;
 
 static void
@@ -47,15 +46,6 @@ write_taken(BuildState *st, scipis_am_blob *blob)
 	seg.id = meta->next_segment_id++;
 	scipis_am_write_blob(st->index, &seg, blob, true);
 	meta->segments[meta->nsegments++] = seg;
-	/*
-	 * Logged now, while the indexers still work on the others, rather
-	 * than all at the end when nothing else is left to do.
-	 */
-	if (RelationNeedsWAL(st->index) && seg.start == st->logged_end)
-	{
-		log_newpage_range(st->index, MAIN_FORKNUM, seg.start, seg.start + seg.npages, true);
-		st->logged_end = seg.start + seg.npages;
-	}
 }
 
 /* Takes what the indexers have finished; returns the take's status. */
@@ -119,7 +109,6 @@ scipis_ambuild(Relation heap, Relation index, IndexInfo *info)
 
 	memset(&st, 0, sizeof(st));
 	st.index = index;
-	st.logged_end = SCIPIS_METAPAGE_BLKNO + 1;
 	st.tmp = AllocSetContextCreate(CurrentMemoryContext, "scipis build tuple",
 								   ALLOCSET_DEFAULT_SIZES);
 	/* Block 0 is the metapage; it is filled at the end (no lock held meanwhile). */
@@ -169,7 +158,13 @@ scipis_ambuild(Relation heap, Relation index, IndexInfo *info)
 	if (RelationNeedsWAL(index))
 	{
 		log_newpage_range(index, MAIN_FORKNUM, SCIPIS_METAPAGE_BLKNO, SCIPIS_METAPAGE_BLKNO + 1, true);
-		log_newpage_range(index, MAIN_FORKNUM, st.logged_end, RelationGetNumberOfBlocks(index), true);
+		/*
+		 * The segments' pages bypassed shared buffers: a checkpoint taken
+		 * since they were logged would not replay them after a crash, so
+		 * they must be on disk now (as nbtree's build does). Without WAL,
+		 * the commit syncs a new relation (or an unlogged one needs none).
+		 */
+		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
 	}
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));

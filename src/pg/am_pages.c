@@ -5,9 +5,13 @@
 #include "am.h"
 
 #include "access/genam.h"
+#include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
+#include "storage/bufpage.h"
 #include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
 #include "utils/memutils.h"
 
 #include "scipis_pg.h"
@@ -478,9 +482,57 @@ scipis_am_fill_segment_page(Page page, uint32 id, uint32 pageno, const unsigned 
 }
 
 /*
+ * CREATE INDEX's pages, appended straight to the relation's file as
+ * nbtree's sorted build does: no shared buffer per page and no second
+ * write of each at the next checkpoint. Each batch is WAL-logged before it
+ * is written; the file's writeback starts at once, and scipis_ambuild
+ * syncs it at the end (a checkpoint knows nothing of these pages).
+ */
+static BlockNumber
+write_bulk(Relation index, uint32 id, const unsigned char *data, size_t len, uint32 npages)
+{
+	enum
+	{
+		BATCH = 32
+	};
+	PGAlignedBlock *bufs = palloc(sizeof(PGAlignedBlock) * BATCH);
+	BlockNumber blknos[BATCH];
+	Page		pages[BATCH];
+	BlockNumber start = smgrnblocks(RelationGetSmgr(index), MAIN_FORKNUM);
+	uint32		i,
+				j,
+				n;
+
+	for (i = 0; i < npages; i += n)
+	{
+		n = Min(BATCH, npages - i);
+		CHECK_FOR_INTERRUPTS();
+		for (j = 0; j < n; j++)
+		{
+			size_t		off = (size_t) (i + j) * SCIPIS_PAYLOAD;
+
+			pages[j] = (Page) bufs[j].data;
+			blknos[j] = start + i + j;
+			scipis_am_fill_segment_page(pages[j], id, i + j, data + off, Min(SCIPIS_PAYLOAD, len - off));
+		}
+		if (RelationNeedsWAL(index))
+			log_newpages(&RelationGetSmgr(index)->smgr_rnode.node, MAIN_FORKNUM, (int) n, blknos,
+						 pages, true);
+		for (j = 0; j < n; j++)
+		{
+			PageSetChecksumInplace(pages[j], blknos[j]);
+			smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, blknos[j], (char *) pages[j], true);
+		}
+	}
+	smgrwriteback(RelationGetSmgr(index), MAIN_FORKNUM, start, npages);
+	pfree(bufs);
+	return start;
+}
+
+/*
  * Writes a segment's bytes into newly allocated pages; seg->id is set by the
- * caller. bulk: CREATE INDEX, which WAL-logs every page at its end;
- * otherwise each page is logged whole as it is written.
+ * caller. bulk: CREATE INDEX (write_bulk); otherwise each page is logged
+ * whole as it is written.
  */
 void
 scipis_am_write_segment(Relation index, scipis_am_segment *seg, const unsigned char *data,
@@ -495,23 +547,7 @@ scipis_am_write_segment(Relation index, scipis_am_segment *seg, const unsigned c
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("scipis segment of %zu bytes does not fit in an index", len)));
 	if (bulk)
-	{
-		LockRelationForExtension(index, ExclusiveLock);
-		start = RelationGetNumberOfBlocks(index);
-		for (i = 0; i < npages; i++)
-		{
-			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			Assert(BufferGetBlockNumber(buf) == start + i);
-			scipis_am_fill_segment_page(BufferGetPage(buf), seg->id, i,
-										data + (size_t) i * SCIPIS_PAYLOAD,
-										Min(SCIPIS_PAYLOAD, len - (size_t) i * SCIPIS_PAYLOAD));
-			MarkBufferDirty(buf);
-			UnlockReleaseBuffer(buf);
-		}
-		UnlockRelationForExtension(index, ExclusiveLock);
-	}
+		start = write_bulk(index, seg->id, data, len, (uint32) npages);
 	else
 	{
 		start = scipis_am_alloc_pages(index, (uint32) npages);

@@ -48,6 +48,31 @@ sub answers
 $primary->wait_for_catchup($standby);
 is(answers($standby, 'tfidf'), answers($primary, 'tfidf'), 'standby answers as the primary after CREATE INDEX');
 
+# A build after the standby's backup: the build writes its pages past
+# shared buffers, logging each batch, so the standby has them from the WAL
+# alone, and so has the primary after an immediate stop right after it.
+$primary->safe_psql('postgres', q{
+	CREATE TABLE logs2 AS SELECT * FROM logs;
+	CREATE INDEX logs2_body ON logs2 USING scipis (body) WITH (indexer_threads = 2, tfidf_index_size = 1);
+});
+sub answers2
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{
+		SET enable_seqscan = off;
+		SELECT string_agg(id || ':' || round((-(body <@> scipis_query('error disk w5 tail', index => 'logs2_body')))::numeric, 12), ' ')
+		FROM (SELECT id, body FROM logs2 ORDER BY body <@> scipis_query('error disk w5 tail', index => 'logs2_body') LIMIT 60) s});
+}
+my $built = answers2($primary);
+$primary->wait_for_catchup($standby);
+is(answers2($standby), $built, 'standby answers as the primary after a build it has from the WAL alone');
+$primary->stop('immediate');
+$primary->start;
+is(answers2($primary), $built, 'a build replayed after an immediate stop answers as before');
+is($primary->safe_psql('postgres', "SELECT count(*) FROM scipis_index_check('logs2_body')"), '0',
+	'the replayed build checks clean');
+$primary->safe_psql('postgres', 'DROP TABLE logs2');
+
 $primary->safe_psql('postgres', q{
 	INSERT INTO logs SELECT i, 'late ERROR row ' || i || ' disk' FROM generate_series(3001, 4500) i;
 	DELETE FROM logs WHERE id % 5 = 0;

@@ -246,27 +246,35 @@ void PagedSegment::load_group(uint64_t g, std::vector<DictTerm>& out) {
 
 void PagedSegment::fill(const DictTerm& t, TermPostings& out) {
   out.df = t.df;
-  out.ords.clear();
-  out.tfs.clear();
   if (t.df == 1) {
-    out.ords.push_back(t.ord);
-    out.tfs.push_back(t.tf);
+    out.ords.assign(1, t.ord);
+    out.tfs.assign(1, t.tf);
     return;
   }
-  std::string region(t.region_bytes, '\0');
-  read(t.region_off, region.size(), region.data());
+  // A merge reads every term: no allocation or copy per term when one page
+  // holds the region.
+  std::string_view region;
+  if (const unsigned char* p = span(t.region_off, t.region_bytes)) {
+    region = {reinterpret_cast<const char*>(p), static_cast<size_t>(t.region_bytes)};
+  } else {
+    region_.resize(t.region_bytes);
+    read(t.region_off, region_.size(), region_.data());
+    region = region_;
+  }
   RegionReader rr(what_, region, t.df, 0, f_.ndocs);
-  std::vector<uint64_t> seqs(kBlockPostings);
-  std::vector<uint32_t> tfs(kBlockPostings);
+  if (t.df > f_.ndocs) fail_corrupt(what_, "posting count mismatch");
+  out.ords.resize(t.df);
+  out.tfs.resize(t.df);
+  uint64_t seqs[kBlockPostings];
+  size_t at = 0;
   for (size_t b = 0; b < rr.blocks().size(); b++) {
     const uint32_t n = rr.blocks()[b].count;
-    rr.decode(b, seqs.data(), tfs.data());
-    for (uint32_t i = 0; i < n; i++) {
-      out.ords.push_back(static_cast<uint32_t>(seqs[i]));
-      out.tfs.push_back(tfs[i]);
-    }
+    if (n > kBlockPostings || n > t.df - at) fail_corrupt(what_, "posting count mismatch");
+    rr.decode(b, seqs, out.tfs.data() + at);
+    for (uint32_t i = 0; i < n; i++) out.ords[at + i] = static_cast<uint32_t>(seqs[i]);
+    at += n;
   }
-  if (out.ords.size() != t.df) fail_corrupt(what_, "posting count mismatch");
+  if (at != t.df) fail_corrupt(what_, "posting count mismatch");
 }
 
 bool PagedSegment::lookup(std::string_view term, DictTerm& out) {

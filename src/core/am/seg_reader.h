@@ -78,6 +78,7 @@ class PagedSegment : public Source {
   uint64_t tid_group_ = UINT64_MAX;
   TidGroup tg_{};
   std::vector<DictTerm> group_;  // next_term's current group
+  std::string region_;           // fill's, when pages split a region
   std::string group_bytes_;
   uint64_t next_group_ = 0;
   size_t next_in_group_ = 0;
