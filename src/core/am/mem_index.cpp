@@ -152,7 +152,7 @@ bool MemIndex::find(std::string_view term, TermPostings& out, bool postings) {
   if (term.empty() || term.size() > kMaxToken) return false;
   const MemTerms::Slot* t = terms_.find(MemTerms::Key::of(term.data(), term.size()));
   if (!t) return false;
-  out.df = t->n;
+  out.df = t->df;
   if (postings) terms_.postings(*t, out.ords, out.tfs);
   return true;
 }
@@ -162,7 +162,7 @@ bool MemIndex::next_term(std::string& term, TermPostings& out) {
   if (next_ >= sorted_.size()) return false;
   const MemTerms::Slot* t = sorted_[next_++];
   term.assign(terms_.term(*t));
-  out.df = t->n;
+  out.df = t->df;
   terms_.postings(*t, out.ords, out.tfs);
   return true;
 }

@@ -93,14 +93,14 @@ bool MemTerms::add(const Key& k, uint32_t ord, uint32_t tf) {
     Slot& s = slots_[i];
     if (!s.tag) break;
     if (!matches(s, tag, k)) continue;
-    if (s.last == ord) {
-      s.last_tf += tf;
+    if (s.cur_seq == ord) {
+      s.cur_tf += tf;
       return false;
     }
-    append(s, s.last_tf, ord - s.last);
-    s.last = ord;
-    s.last_tf = tf;
-    s.n++;
+    append(s, s.cur_tf, ord - s.cur_seq);
+    s.cur_seq = ord;
+    s.cur_tf = tf;
+    s.df++;
     return false;
   }
   Slot& s = slots_[i];
@@ -118,30 +118,30 @@ bool MemTerms::add(const Key& k, uint32_t ord, uint32_t tf) {
 
 void MemTerms::postings(const Slot& s, std::vector<uint32_t>& ords,
                         std::vector<uint32_t>& tfs) const {
-  ords.resize(s.n);
-  tfs.resize(s.n);
+  ords.resize(s.df);
+  tfs.resize(s.df);
   // The chain runs back from the last chunk.
   std::vector<const Chunk*>& chain = chain_;
   chain.clear();
   for (uint32_t u = s.tail; u; u = reinterpret_cast<const Chunk*>(unit(u))->prev)
     chain.push_back(reinterpret_cast<const Chunk*>(unit(u)));
-  uint64_t ord = ords.empty() ? 0 : s.last;
+  uint64_t ord = ords.empty() ? 0 : s.cur_seq;
   size_t i = 0;
   bool ok = true;
   // The first posting's row is the last's less every gap: decode first,
   // then place.
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     Cursor c(reinterpret_cast<const char*>(*it + 1), (*it)->used);
-    while (c.ok() && c.left() > 0 && i + 1 < s.n) {
+    while (c.ok() && c.left() > 0 && i + 1 < s.df) {
       tfs[i] = static_cast<uint32_t>(c.varint());
       ords[i] = static_cast<uint32_t>(c.varint());  // the gap, for now
       i++;
     }
     ok = ok && c.ok() && c.left() == 0;
   }
-  if (!ok || i + 1 != s.n) fail(SCIPIS_E_INTERNAL, "postings in memory disagree");
-  tfs[i] = s.last_tf;
-  ords[i] = s.last;
+  if (!ok || i + 1 != s.df) fail(SCIPIS_E_INTERNAL, "postings in memory disagree");
+  tfs[i] = s.cur_tf;
+  ords[i] = s.cur_seq;
   while (i-- > 0) {
     const uint32_t gap = ords[i];
     if (gap == 0 || gap > ord) fail(SCIPIS_E_INTERNAL, "postings in memory disagree");

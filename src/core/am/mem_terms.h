@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "index/term_slot.h"
 #include "util/bytes.h"
 
 namespace scipis::am {
@@ -30,18 +31,9 @@ class MemTerms {
     }
   };
 
-  struct Slot {
-    uint64_t prefix;
-    uint32_t tag;  // hash bits above the length (low 8 bits); 0: empty
-    uint32_t n;    // rows
-    // The last row's ordinal and count, apart: its tokens still count.
-    uint32_t last;
-    uint32_t last_tf;
-    uint32_t tail;   // arena unit of the last postings chunk, 0: none
-    uint32_t bytes;  // arena unit of the term's bytes when longer than 8
-    uint32_t len() const { return tag & 0xffu; }
-  };
-  static_assert(sizeof(Slot) == 32, "two slots per cache line");
+  // df: the term's rows; cur_seq and cur_tf: its last row and count
+  // there, apart from the chunks while the row's tokens still count.
+  using Slot = TermSlot;
 
   MemTerms();
   void prefetch(const Key& k) const { __builtin_prefetch(&slots_[home(k.hash)]); }

@@ -15,6 +15,7 @@
 #include "index/out_buffer.h"
 #include "index/path_index.h"
 #include "index/term_dict.h"
+#include "index/term_slot.h"
 #include "util/bytes.h"
 #include "util/mem_account.h"
 
@@ -33,24 +34,6 @@ struct TfChunk {
 };
 constexpr int kMaxChunkCap = 128;
 
-// A term and its append cache. Terms of up to 8 bytes are their first word
-// (the tag holds the length, so the zero padding is unambiguous even
-// for terms with NUL bytes, which the whitespace tokenizer keeps); longer
-// ones keep their bytes in the arena. A lookup of a known term reads this
-// slot alone.
-struct TermSlot {
-  uint64_t prefix;  // token_prefix of the term
-  uint32_t tag;     // hash bits above the length (low 8 bits); 0: empty
-  uint32_t df;
-  // The document being counted (relative seq) and its count so far;
-  // moved to the TF arrays when another document starts.
-  uint32_t cur_seq;
-  uint32_t cur_tf;
-  uint32_t tail;   // arena unit of the last TF array, 0: none
-  uint32_t bytes;  // arena unit of the term's bytes when longer than 8
-  uint32_t len() const { return tag & 0xffu; }
-};
-static_assert(sizeof(TermSlot) == 32, "two slots per cache line");
 
 // A token about to be counted: its bytes, first word and hash, and the
 // slot add_batch's stages found for it ahead of time.
