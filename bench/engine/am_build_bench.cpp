@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     scipis_error err;
     const double c0 = cpu_s();
     const auto t0 = std::chrono::steady_clock::now();
-    scipis_am_build* b = scipis_am_build_start(delim, threads, memory, &err);
+    scipis_am_build* b = scipis_am_build_start(delim, threads, memory, 0, &err);
     if (!b) return std::puts(err.message), 1;
     size_t segs = 0, seg_bytes = 0;
     auto take = [&](int ms) {
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < rows.size(); i++) {
       int a;
       while ((a = scipis_am_build_add(b, (uint64_t{i / 100 + 1} << 16) | (i % 100 + 1), rows[i].data(),
-                                      rows[i].size(), 0, &err)) == 1)
+                                      rows[i].size(), 0, nullptr, &err)) == 1)
         take(10);
       if (a < 0) return std::puts(err.message), 1;
     }

@@ -557,9 +557,30 @@ typedef struct scipis_am_view
 	uint64_t	npending;
 } scipis_am_view;
 
-/* A pending entry for one row's value (NULL when is_null). */
+/*
+ * A row's filter values: the index's columns after the first (at most 31),
+ * each an order-preserving 64-bit key (the C side maps its type's order
+ * onto unsigned order) or NULL. NULL pointers when n is 0.
+ */
+typedef struct scipis_am_vals
+{
+	uint32_t	n;
+	const uint64_t *keys;
+	const unsigned char *nulls;	/* 1: NULL */
+} scipis_am_vals;
+
+/* Rows whose filter column col holds a key in [lo, hi] (never NULL). */
+typedef struct scipis_am_filter
+{
+	uint32_t	col;
+	uint64_t	lo,
+				hi;
+} scipis_am_filter;
+
+/* A pending entry for one row's value (NULL when is_null); vals may be NULL. */
 typedef struct scipis_am_blob scipis_am_blob;
 scipis_am_blob *scipis_am_entry_encode(uint64_t tid, const char *text, size_t len, int is_null,
+									   const scipis_am_vals *vals,
 									   const unsigned char delimiter[256],
 									   scipis_error *err);
 const unsigned char *scipis_am_blob_data(const scipis_am_blob *b, size_t *len);
@@ -592,13 +613,21 @@ int			scipis_am_merge(const scipis_am_view *view, const scipis_am_reader *rd,
 							const uint64_t *dead, size_t ndead, scipis_am_blob **out,
 							scipis_am_stats *stats, scipis_error *err);
 
-/* Building: rows go in on the caller's thread, segments come out. */
+/*
+ * Building: rows go in on the caller's thread, segments come out; each row
+ * holds nvals filter values.
+ */
 typedef struct scipis_am_build scipis_am_build;
 scipis_am_build *scipis_am_build_start(const unsigned char delimiter[256], int threads,
-									   uint64_t memory_bytes, scipis_error *err);
-/* 0 when taken, 1 when the queue is full (take segments, then retry). */
+									   uint64_t memory_bytes, uint32_t nvals,
+									   scipis_error *err);
+/*
+ * 0 when taken, 1 when the queue is full (take segments, then retry); vals
+ * holds the build's nvals (NULL when it has none).
+ */
 int			scipis_am_build_add(scipis_am_build *b, uint64_t tid, const char *text,
-								size_t len, int is_null, scipis_error *err);
+								size_t len, int is_null, const scipis_am_vals *vals,
+								scipis_error *err);
 /* No more rows: the indexers write what they hold. */
 int			scipis_am_build_finish_input(scipis_am_build *b, scipis_error *err);
 /*
@@ -627,6 +656,19 @@ void		scipis_am_query_free(scipis_am_query *q);
  */
 int			scipis_am_query_adopt(scipis_am_query *q, scipis_am_query *from, int take_opened,
 								  scipis_error *err);
+/*
+ * From now on q's ranked rows, rest rows and matches pass the filter too
+ * (filters add up); a segment without the column is an error.
+ */
+int			scipis_am_query_filter(scipis_am_query *q, const scipis_am_filter *f,
+								   scipis_error *err);
+/*
+ * The rows of the view passing every filter, ascending by tid (malloc'ed;
+ * the caller frees): a scan whose conditions are all on filter columns.
+ */
+int			scipis_am_filter_tids(const scipis_am_view *view, const scipis_am_reader *rd,
+								  const scipis_am_filter *filters, size_t nfilters,
+								  uint64_t **tids, size_t *n, scipis_error *err);
 /* The fraction of the index's rows that match (after prepare; 0 before). */
 double		scipis_am_query_selectivity(const scipis_am_query *q);
 /*
@@ -670,7 +712,7 @@ int			scipis_am_query_value(scipis_am_query *q, const char *text, size_t len,
 
 /*
  * scipis_index_check: each entry of the view with a fingerprint of its
- * terms and counts, ascending by tid (malloc'ed; the caller frees). Every
+ * terms, counts and filter values, ascending by tid (malloc'ed; the caller frees). Every
  * segment is read whole and its statistics recomputed; a disagreement is a
  * SCIPIS_E_CORRUPT error naming it.
  */
@@ -684,8 +726,12 @@ typedef struct scipis_am_check_entry
 int			scipis_am_check_entries(const scipis_am_view *view, const scipis_am_reader *rd,
 									scipis_am_check_entry **entries, size_t *n,
 									scipis_error *err);
-/* The same fingerprint for a value, as the index would hold it. */
+/*
+ * The same fingerprint for a value and its filter values (vals may be
+ * NULL), as the index would hold them.
+ */
 int			scipis_am_value_fingerprint(const char *text, size_t len, int is_null,
+										const scipis_am_vals *vals,
 										const unsigned char delimiter[256],
 										scipis_am_check_entry *out, scipis_error *err);
 

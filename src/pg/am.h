@@ -140,6 +140,14 @@ extern void scipis_am_write_blob(Relation index, scipis_am_segment *seg, scipis_
 								 bool bulk);
 extern void scipis_am_append(Relation index, const unsigned char *entry, size_t len);
 
+/* am_vals.c: filter columns (the index's columns after the first) */
+#define SCIPIS_MAX_VALS 31
+extern bool scipis_am_filter_type(Oid type);
+extern void scipis_am_check_columns(Relation index);
+extern void scipis_am_row_vals(Relation index, Datum *values, bool *isnull, uint64 *keys,
+							   unsigned char *nulls, scipis_am_vals *out);
+extern bool scipis_am_key_filter(Relation index, ScanKey k, scipis_am_filter *f);
+
 /* am_merge.c */
 extern bool scipis_am_flush_pending(Relation index, bool wait);
 extern void scipis_am_merge_vacuum(Relation index, const uint64 *dead, size_t ndead,

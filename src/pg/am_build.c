@@ -75,7 +75,11 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	size_t		len = 0;
 	scipis_error err;
 	int			r;
+	uint64		keys[SCIPIS_MAX_VALS];
+	unsigned char nulls[SCIPIS_MAX_VALS];
+	scipis_am_vals vals;
 
+	scipis_am_row_vals(index, values, isnull, keys, nulls, &vals);
 	if (!isnull[0])
 	{
 		text	   *t = DatumGetTextPP(values[0]);
@@ -84,7 +88,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		len = VARSIZE_ANY_EXHDR(t);
 	}
 	while ((r = scipis_am_build_add(st->build, scipis_am_tid_key(tid), data, len, isnull[0],
-									&err)) == 1)
+									&vals, &err)) == 1)
 		take_some(st, 10);
 	if (r < 0)
 		fail_build(&err, st->index);
@@ -105,6 +109,7 @@ scipis_ambuild(Relation heap, Relation index, IndexInfo *info)
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	scipis_am_check_columns(index);
 	scipis_am_delimiters(index, delimiter);
 
 	memset(&st, 0, sizeof(st));
@@ -124,7 +129,8 @@ scipis_ambuild(Relation heap, Relation index, IndexInfo *info)
 	}
 
 	st.build = scipis_am_build_start(delimiter, scipis_am_threads(index),
-									 scipis_am_memory(index), &err);
+									 scipis_am_memory(index),
+									 IndexRelationGetNumberOfKeyAttributes(index) - 1, &err);
 	if (!st.build)
 		fail_build(&err, index);
 	PG_TRY();
@@ -181,6 +187,7 @@ scipis_ambuildempty(Relation index)
 	Page		page = (Page) block.data;
 	unsigned char delimiter[256];
 
+	scipis_am_check_columns(index);
 	scipis_am_delimiters(index, delimiter);
 	scipis_am_init_metapage(page, delimiter);
 	PageSetChecksumInplace(page, SCIPIS_METAPAGE_BLKNO);

@@ -79,6 +79,9 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool ali
 	scipis_error err;
 	const char *data = NULL;
 	size_t		len = 0;
+	uint64		keys[SCIPIS_MAX_VALS];
+	unsigned char nulls[SCIPIS_MAX_VALS];
+	scipis_am_vals vals;
 
 	st->rows++;
 	if (i >= st->n || st->entries[i].tid != key)
@@ -96,13 +99,15 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool ali
 		data = VARDATA_ANY(t);
 		len = VARSIZE_ANY_EXHDR(t);
 	}
-	if (scipis_am_value_fingerprint(data, len, isnull[0], st->delimiter, &want, &err) != 0)
+	scipis_am_row_vals(index, values, isnull, keys, nulls, &vals);
+	if (scipis_am_value_fingerprint(data, len, isnull[0], &vals, st->delimiter, &want, &err) != 0)
 		scipis_raise(&err);
 	if (want.len != st->entries[i].len)
 		report(st, "entry length disagrees with the row", tid,
 			   psprintf("index %u tokens, row %u tokens", st->entries[i].len, want.len));
 	else if (want.fingerprint != st->entries[i].fingerprint)
-		report(st, "entry terms disagree with the row", tid, NULL);
+		report(st, "entry terms disagree with the row", tid,
+			   vals.n > 0 ? "its terms or its filter values" : NULL);
 }
 
 /* An entry no row of the scan claimed must still point at a tuple. */

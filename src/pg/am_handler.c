@@ -48,7 +48,8 @@ scipis_am_validate(Oid opclassoid)
 
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
-	ok = ((Form_pg_opclass) GETSTRUCT(tup))->opcintype == TEXTOID;
+	ok = ((Form_pg_opclass) GETSTRUCT(tup))->opcintype == TEXTOID ||
+		scipis_am_filter_type(((Form_pg_opclass) GETSTRUCT(tup))->opcintype);
 	ReleaseSysCache(tup);
 	return ok;
 }
@@ -58,14 +59,15 @@ scipis_am_handler(PG_FUNCTION_ARGS)
 {
 	IndexAmRoutine *am = makeNode(IndexAmRoutine);
 
-	am->amstrategies = 2;
+	/* 1, 2: @@@ and <@> on the text; 1-5: B-tree's on filter columns. */
+	am->amstrategies = 5;
 	am->amsupport = 0;
 	am->amoptsprocnum = 0;
 	am->amcanorder = false;
 	am->amcanorderbyop = true;
 	am->amcanbackward = false;
 	am->amcanunique = false;
-	am->amcanmulticol = false;
+	am->amcanmulticol = true;
 	am->amoptionalkey = true;
 	am->amsearcharray = false;
 	am->amsearchnulls = false;

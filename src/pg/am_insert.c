@@ -19,8 +19,12 @@ scipis_am_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid, R
 	scipis_am_blob *entry;
 	const unsigned char *bytes;
 	size_t		nbytes;
+	uint64		keys[SCIPIS_MAX_VALS];
+	unsigned char nulls[SCIPIS_MAX_VALS];
+	scipis_am_vals vals;
 
 	scipis_am_read_meta(index, &meta);
+	scipis_am_row_vals(index, values, isnull, keys, nulls, &vals);
 	if (!isnull[0])
 	{
 		text	   *t = DatumGetTextPP(values[0]);
@@ -28,7 +32,7 @@ scipis_am_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid, R
 		data = VARDATA_ANY(t);
 		len = VARSIZE_ANY_EXHDR(t);
 	}
-	entry = scipis_am_entry_encode(scipis_am_tid_key(tid), data, len, isnull[0], meta.delimiter,
+	entry = scipis_am_entry_encode(scipis_am_tid_key(tid), data, len, isnull[0], &vals, meta.delimiter,
 								   &err);
 	if (!entry)
 		scipis_am_fail(NULL, &err, index);

@@ -41,6 +41,8 @@ typedef struct ScipisScan
 	bool		recheck;
 	bool		rest_needed;
 	bool		all_rows;		/* no key, no ordering: every entry */
+	scipis_am_filter *filters;	/* keys on filter columns */
+	int			nfilters;
 	IndexTuple	nulls;			/* what an index-only scan gets: no column is stored */
 	/* plain scan over @@@ */
 	uint64	   *tids;
@@ -85,10 +87,11 @@ scipis_am_beginscan(Relation index, int nkeys, int norderbys)
 		 * The planner picks an index-only scan when a query needs no column
 		 * (count(*)); the executor then wants a tuple, whatever it holds.
 		 */
-		Datum		v = (Datum) 0;
-		bool		isnull = true;
+		Datum		v[INDEX_MAX_KEYS] = {0};
+		bool		isnull[INDEX_MAX_KEYS];
 
-		so->nulls = index_form_tuple(RelationGetDescr(index), &v, &isnull);
+		memset(isnull, true, sizeof(isnull));
+		so->nulls = index_form_tuple(RelationGetDescr(index), v, isnull);
 	}
 	cb = MemoryContextAlloc(so->cxt, sizeof(MemoryContextCallback));
 	cb->func = free_queries;
@@ -153,6 +156,8 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 	so->recheck = false;
 	so->rest_needed = true;
 	so->all_rows = scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0;
+	so->filters = palloc(sizeof(scipis_am_filter) * Max(scan->numberOfKeys, 1));
+	so->nfilters = 0;
 
 	if (scan->numberOfOrderBys > 0)
 	{
@@ -177,6 +182,15 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 			so->empty = true;
 			continue;
 		}
+		if (k->sk_attno > 1)
+		{
+			/* A range on a filter column: every query of the scan takes it. */
+			if (scipis_am_key_filter(scan->indexRelation, k, &so->filters[so->nfilters]))
+				so->nfilters++;
+			else
+				so->empty = true;
+			continue;
+		}
 		q = DatumGetScipisQuery(k->sk_argument);
 		so->keys[so->nkeys++] = scipis_am_open_query(q, so->meta.delimiter);
 		if (order_q && same_query(q, order_q))
@@ -192,6 +206,17 @@ scipis_am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, 
 	 */
 	if (so->order && other_key)
 		so->recheck = true;
+	for (i = 0; i < so->nfilters; i++)
+	{
+		scipis_error err;
+		int			k;
+
+		if (so->order && scipis_am_query_filter(so->order, &so->filters[i], &err) != 0)
+			scipis_raise(&err);
+		for (k = 0; k < so->nkeys; k++)
+			if (scipis_am_query_filter(so->keys[k], &so->filters[i], &err) != 0)
+				scipis_raise(&err);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -320,6 +345,25 @@ view_all(ScipisScan *so, const scipis_am_view *view, const scipis_am_reader *rd,
 	}
 }
 
+/* A scan whose conditions are all on filter columns. */
+static void
+view_filtered(ScipisScan *so, const scipis_am_view *view, const scipis_am_reader *rd, void *arg,
+			  scipis_error *err, int *rc)
+{
+	uint64_t   *tids;
+	size_t		n;
+
+	if (scipis_am_filter_tids(view, rd, so->filters, so->nfilters, &tids, &n, err) != 0)
+	{
+		*rc = -1;
+		return;
+	}
+	so->tids = MemoryContextAllocHuge(so->cxt, sizeof(uint64) * Max(n, 1));
+	memcpy(so->tids, tids, sizeof(uint64) * n);
+	so->ntids = n;
+	free(tids);
+}
+
 static void
 load_matches(IndexScanDesc scan)
 {
@@ -331,6 +375,8 @@ load_matches(IndexScanDesc scan)
 		with_view(scan, view_all, NULL);
 	else if (!so->empty && so->nkeys > 0)
 		with_view(scan, view_matches, NULL);
+	else if (!so->empty && so->nfilters > 0)
+		with_view(scan, view_filtered, NULL);
 	so->matched_done = true;
 }
 

@@ -37,7 +37,7 @@ strip(Node *n)
 	return n;
 }
 
-/* The one scipis index of relid whose key is expr (varno in the query). */
+/* The one scipis index of relid whose text column is expr (varno in the query). */
 static Oid
 index_of(Oid relid, Index varno, Node *expr)
 {
@@ -60,7 +60,7 @@ index_of(Oid relid, Index varno, Node *expr)
 		Relation	ix = index_open(ixoid, AccessShareLock);
 		bool		match = false;
 
-		if (ix->rd_rel->relam == am && ix->rd_index->indnatts == 1 && ix->rd_index->indisvalid)
+		if (ix->rd_rel->relam == am && ix->rd_index->indisvalid)
 		{
 			AttrNumber key = ix->rd_index->indkey.values[0];
 

@@ -19,8 +19,10 @@ What it does, on tables named amconf_* (dropped at the end):
     than 255 bytes), loaded with COPY FROM STDIN (csv);
   * four index variants, one at a time (so that queries need not name their
     index): default options; pending_limit = 64 with the index created on an
-    empty table and every row inserted through the pending list;
-    tfidf_index_size = 1 (many segments); tokenizer = 'whitespace';
+    empty table and every row inserted through the pending list, with ts as
+    a filter column; tfidf_index_size = 1 (many segments) with ts and id as
+    filter columns (their conditions decided inside the index); tokenizer =
+    'whitespace';
   * right after CREATE INDEX (or the inserts) and right after each VACUUM:
     ORDER BY col <@> q LIMIT 1 / 10 and WHERE col @@@ q ORDER BY col <@> q
     (all matches) against the oracle's scores (1e-9 relative, ties compared
@@ -890,6 +892,12 @@ FILTERS = [
     ("id %% 211 = 17", lambda rid, r: rid % 211 == 17),
     ("host = 'HDFS'", lambda rid, r: r[0] == "HDFS"),
     ("id %% 13 = 5 AND host <> 'synth'", lambda rid, r: rid % 13 == 5 and r[0] != "synth"),
+    # Ranges of the filter columns (ts, id) of the variants that index them.
+    ("ts >= '2024-01-01 00:20:00+00' AND ts < '2024-01-01 00:45:00+00'",
+     lambda rid, r: "2024-01-01 00:20:00+00" <= r[1] < "2024-01-01 00:45:00+00"),
+    ("id > 100200 AND ts <= '2024-01-02 04:30:00+00'",
+     lambda rid, r: rid > 100200 and r[1] <= "2024-01-02 04:30:00+00"),
+    ("id BETWEEN 5000 AND 5600 OR id = 100123", lambda rid, r: 5000 <= rid <= 5600 or rid == 100123),
 ]
 
 
@@ -1239,6 +1247,12 @@ def after_vacuum_suite(ck, rng, b, nranked=40, nseq=6, extra_texts=()):
         q = qm.q(t, ("tfidf", "bm25")[i % 2], "any", "filter")
         ck.ranked(b, q, 10, where_match=False, filt=FILTERS[i % len(FILTERS)])
         ck.ranked(b, q, 10, where_match=True, filt=FILTERS[(i + 1) % len(FILTERS)])
+    # Ranges of the filter columns: k = 10, 1 and all, any and all terms.
+    ranged = frequent[:2] + singles[:1] + qm.cooccurring(2, "range")
+    for i, filt in enumerate(FILTERS[4:]):
+        for j, text in enumerate(ranged):
+            q = qm.q(text, ("tfidf", "bm25")[(i + j) % 2], ("any", "all")[j // 3 % 2], "range")
+            ck.ranked(b, q, (10, 1, None)[(i + j) % 3], where_match=((i + j) % 2 == 1), filt=filt)
     if nseq:
         set_seq_mode(b, True)
         for q in qs[:nseq]:
@@ -1573,7 +1587,7 @@ def variant_pending(cache):
     rows, gen = base_rows(108, 2000, loghub_hosts={"HDFS", "Linux", "Mac", "OpenStack", "Spark"})
     b = Batch("pend: load")
     create_table(b, t)
-    b.sql("CREATE INDEX %s ON %s USING scipis (body) WITH (pending_limit = 64);" % (m.index, t))
+    b.sql("CREATE INDEX %s ON %s USING scipis (body, ts) WITH (pending_limit = 64);" % (m.index, t))
     load_rows(m, rows, b, chunk=700)
     run_batch(b, stop_on_error=True)
     log("pend: %d rows, N=%d" % (len(m.rows), m.corpus().N))
@@ -1612,11 +1626,16 @@ def variant_tiny(cache):
     b = Batch("tiny: load")
     create_table(b, t)
     load_rows(m, rows, b)
-    b.sql("CREATE INDEX %s ON %s USING scipis (body) WITH (tfidf_index_size = 1, "
+    b.sql("CREATE INDEX %s ON %s USING scipis (body, ts, id) WITH (tfidf_index_size = 1, "
           "indexer_threads = 2);" % (m.index, t))
     run_batch(b, stop_on_error=True)
     log("tiny: %d rows, N=%d" % (len(m.rows), m.corpus().N))
     b = Batch("tiny: after CREATE INDEX")
+    e = Q("halfway", "bm25", "any", form="f3").expr()
+    ck.plan(b, "SELECT id FROM %s WHERE body @@@ %s AND ts >= '2024-01-01 00:20:00+00' "
+            "ORDER BY body <@> %s LIMIT 10" % (t, e, e),
+            r"Index Scan using %s(.|\n)*Index Cond: .*ts >= " % m.index,
+            "filter column condition in the index")
     index_check(b, m, "after CREATE INDEX")
     after_vacuum_suite(ck, rng, b, nranked=45, nseq=6)
     run_batch(b)
@@ -1690,7 +1709,7 @@ def mvcc_same_session(ck, b, mut):
     corp = m.corpus()
     b.sql("BEGIN;")
     b.sql("INSERT INTO %s (id, host, ts, body) VALUES %s;" % (t, ", ".join(
-        "(%d, 'mvcc', now(), %s)" % (i, sql_str("%s number %d" % (word, i))) for i in ids)))
+        "(%d, 'mvcc', %s, %s)" % (i, sql_str(ts_of(i)), sql_str("%s number %d" % (word, i))) for i in ids)))
     b.sql("UPDATE %s SET body = %s WHERE id IN (%s);" % (t, sql_str(upd), ",".join(map(str, some))))
     b.sql("DELETE FROM %s WHERE id = %d;" % (t, some[0]))
     q = Q(word, "bm25", "any", "own transaction", "f3")
@@ -1746,7 +1765,7 @@ def mvcc_two_sessions(ck, mut):
                           stderr=subprocess.PIPE, env=env)
     try:
         s1.stdin.write(("BEGIN;\nINSERT INTO %s (id, host, ts, body) VALUES %s;\n" % (t, ", ".join(
-            "(%d, 'mvcc2', now(), %s)" % (i, sql_str(bodies[i])) for i in ids))).encode())
+            "(%d, 'mvcc2', %s, %s)" % (i, sql_str(ts_of(i)), sql_str(bodies[i])) for i in ids))).encode())
         s1.stdin.flush()
         # Wait (deterministically: by state, not by time) for the INSERT to be done.
         waited = 0
@@ -1786,7 +1805,7 @@ def mvcc_two_sessions(ck, mut):
             s1.kill()
             s1.wait()
     for i in ids:
-        m.rows[i] = ["mvcc2", "", bodies[i]]
+        m.rows[i] = ["mvcc2", ts_of(i), bodies[i]]
     m.changed()
     b = Batch("main: MVCC other session committed")
     ck.matchset(b, q, tag="MVCC: committed rows of another session visible")
@@ -1974,7 +1993,7 @@ def errors():
       % (t, t), expect_error("22023", r"tokenizer.*delimiters"),
       "error: tokenizer and delimiters together")
     E("CREATE INDEX %s_e4 ON %s USING scipis (n);" % (t, t),
-      expect_error("42704", r"operator class"), "error: index on an int column")
+      expect_error("42804", r"first column .* must be text"), "error: index on an int column")
     E("CREATE INDEX %s_e5 ON %s USING scipis (body) WITH (pending_limit = 1);" % (t, t),
       expect_error("22023", r"pending_limit"), "error: pending_limit below its minimum")
     E("CREATE INDEX %s_e6 ON %s USING scipis (body) WITH (delimiters = '');" % (t, t),
@@ -1982,7 +2001,9 @@ def errors():
     E("CREATE INDEX %s_e7 ON %s USING scipis (body) WITH (indexer_threads = -1);" % (t, t),
       expect_error("22023", r"indexer_threads"), "error: negative indexer_threads")
     E("CREATE INDEX %s_e8 ON %s USING scipis (body, host);" % (t, t),
-      expect_error("0A000", r"multi|column"), "error: two-column index")
+      expect_error("42804", r"filter columns of type"), "error: a text filter column")
+    E("CREATE INDEX %s_e9 ON %s USING scipis (body, (n::numeric));" % (t, t),
+      expect_error("42704", r"operator class"), "error: a numeric filter column")
     b.check("SELECT count(*) FROM pg_class WHERE relname LIKE '%s_e%%';" % t,
             lambda out: [] if out == [["0"]] else ["failed CREATE INDEX left %s" % out],
             "failed CREATE INDEX leaves nothing behind")

@@ -137,7 +137,7 @@ std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);
   scipis_error err;
-  scipis_am_build* b = scipis_am_build_start(delim, threads, memory, &err);
+  scipis_am_build* b = scipis_am_build_start(delim, threads, memory, 0, &err);
   EXPECT_NE(b, nullptr) << err.message;
   std::vector<std::string> segs;
   auto drain = [&](int timeout) {
@@ -149,7 +149,7 @@ std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64
   };
   for (const Row& r : rows) {
     int rc;
-    while ((rc = scipis_am_build_add(b, r.tid, r.text.data(), r.text.size(), r.null, &err)) == 1) drain(5);
+    while ((rc = scipis_am_build_add(b, r.tid, r.text.data(), r.text.size(), r.null, nullptr, &err)) == 1) drain(5);
     EXPECT_EQ(rc, 0) << err.message;
   }
   int rc;
@@ -215,7 +215,7 @@ void add_pending(Index& ix, const std::vector<Row>& rows, size_t from) {
   scipis_error err;
   for (size_t i = from; i < rows.size(); i++) {
     scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
-                                               rows[i].null, delim, &err);
+                                               rows[i].null, nullptr, delim, &err);
     ASSERT_NE(e, nullptr) << err.message;
     ix.pending.push_back(take_blob(e));
   }
@@ -873,7 +873,7 @@ TEST(AmSegment, InMemoryPostingsRoundTripAtTheirEdges) {
   for (size_t i = 0; i < n; i += (i < 10 || i + 10 > n) ? 1 : 9973) {
     some.push_back(rows[i]);
     scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),
-                                               0, delim, &err);
+                                               0, nullptr, delim, &err);
     ASSERT_NE(e, nullptr) << err.message;
     pend.pending.push_back(take_blob(e));
   }
@@ -895,7 +895,7 @@ TEST(AmSegment, HostileEntriesAreRefused) {
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);
   scipis_error err;
-  scipis_am_blob* e = scipis_am_entry_encode(5, "a b a", 5, 0, delim, &err);
+  scipis_am_blob* e = scipis_am_entry_encode(5, "a b a", 5, 0, nullptr, delim, &err);
   std::string good = take_blob(e);
   uint64_t tid;
   ASSERT_EQ(scipis_am_entry_tid(reinterpret_cast<const unsigned char*>(good.data()), good.size(), &tid, &err), 0);

@@ -26,11 +26,13 @@ struct scipis_am_query {
 extern "C" {
 
 scipis_am_blob* scipis_am_entry_encode(uint64_t tid, const char* text, size_t len, int is_null,
-                                       const unsigned char delimiter[256], scipis_error* err) {
+                                       const scipis_am_vals* vals, const unsigned char delimiter[256],
+                                       scipis_error* err) {
   scipis_am_blob* out = nullptr;
   guarded(err, [&] {
     Tokenizer tok(delimiter);
-    out = new scipis_am_blob{entry_encode(tok, tid, text, len, is_null != 0)};
+    out = new scipis_am_blob{entry_encode(tok, tid, text, len, is_null != 0, vals ? vals->n : 0,
+                                          vals ? vals->keys : nullptr, vals ? vals->nulls : nullptr)};
   });
   return out;
 }
@@ -96,18 +98,24 @@ int scipis_am_merge(const scipis_am_view* view, const scipis_am_reader* rd, cons
 }
 
 scipis_am_build* scipis_am_build_start(const unsigned char delimiter[256], int threads,
-                                       uint64_t memory_bytes, scipis_error* err) {
+                                       uint64_t memory_bytes, uint32_t nvals, scipis_error* err) {
   scipis_am_build* b = nullptr;
-  guarded(err, [&] { b = new scipis_am_build{AmBuild(delimiter, threads, memory_bytes)}; });
+  guarded(err, [&] {
+    if (nvals > kMaxVals) fail(SCIPIS_E_INVALID, "too many filter columns (at most %u)", kMaxVals);
+    b = new scipis_am_build{AmBuild(delimiter, threads, memory_bytes, nvals)};
+  });
   return b;
 }
 
 int scipis_am_build_add(scipis_am_build* b, uint64_t tid, const char* text, size_t len,
-                        int is_null, scipis_error* err) {
+                        int is_null, const scipis_am_vals* vals, scipis_error* err) {
   int r = -1;
   if (guarded(err, [&] {
         if (tid > kMaxTid) fail(SCIPIS_E_INVALID, "row identifier out of range");
-        r = b->b.add(tid, text, len, is_null != 0) ? 0 : 1;
+        r = b->b.add(tid, text, len, is_null != 0, vals ? vals->keys : nullptr,
+                     vals ? vals->nulls : nullptr)
+                ? 0
+                : 1;
       }) != 0)
     return -1;
   return r;
@@ -161,6 +169,30 @@ double scipis_am_query_selectivity(const scipis_am_query* q) { return q->q.selec
 int scipis_am_query_prepare(scipis_am_query* q, const scipis_am_view* view, const scipis_am_reader* rd,
                             int for_scan, scipis_error* err) {
   return guarded(err, [&] { q->q.prepare(*view, *rd, for_scan != 0); });
+}
+
+int scipis_am_query_filter(scipis_am_query* q, const scipis_am_filter* f, scipis_error* err) {
+  return guarded(err, [&] {
+    if (f->col >= kMaxVals) fail(SCIPIS_E_INVALID, "filter column out of range");
+    q->q.add_filter(Filter{f->col, f->lo, f->hi});
+  });
+}
+
+int scipis_am_filter_tids(const scipis_am_view* view, const scipis_am_reader* rd,
+                          const scipis_am_filter* filters, size_t nfilters, uint64_t** tids, size_t* n,
+                          scipis_error* err) {
+  *tids = nullptr;
+  *n = 0;
+  return guarded(err, [&] {
+    Filters fs;
+    for (size_t i = 0; i < nfilters; i++) fs.push_back(Filter{filters[i].col, filters[i].lo, filters[i].hi});
+    std::vector<uint64_t> out = filtered_tids(*view, *rd, fs);
+    auto* mem = static_cast<uint64_t*>(std::malloc(sizeof(uint64_t) * (out.empty() ? 1 : out.size())));
+    if (!mem) throw std::bad_alloc();
+    std::copy(out.begin(), out.end(), mem);
+    *tids = mem;
+    *n = out.size();
+  });
 }
 
 int scipis_am_query_ranked(scipis_am_query* q, const scipis_am_view* view, const scipis_am_reader* rd,

@@ -21,9 +21,10 @@ constexpr size_t kBatchBytes = 1 << 20;
 constexpr size_t kBatchRows = 4096;
 }  // namespace
 
-AmBuild::AmBuild(const unsigned char delimiter[256], int threads, uint64_t memory_bytes)
+AmBuild::AmBuild(const unsigned char delimiter[256], int threads, uint64_t memory_bytes, uint32_t nvals)
     : tok_(delimiter),
       threads_(threads >= 1 ? threads : std::max(1u, std::thread::hardware_concurrency())),
+      nvals_(nvals),
       in_(static_cast<size_t>(threads_), &stop_),
       running_(threads_) {
   // Batches in flight and a finished segment per indexer take their part.
@@ -47,13 +48,18 @@ AmBuild::~AmBuild() {
   for (auto& t : workers_) t.join();
 }
 
-bool AmBuild::add(uint64_t tid, const char* text, size_t len, bool is_null) {
+bool AmBuild::add(uint64_t tid, const char* text, size_t len, bool is_null, const uint64_t* vals,
+                  const uint8_t* nulls) {
   check_failed();
   if (held_) {
     if (!push_cur()) return false;
     held_ = false;
   }
-  if (!cur_) cur_ = std::make_unique<Batch>();
+  if (!cur_) {
+    cur_ = std::make_unique<Batch>();
+    cur_->vals.ncols = nvals_;
+  }
+  if (nvals_) cur_->vals.add(vals, nulls);
   cur_->rows.push_back({tid, cur_->text.size(), is_null ? 0 : len, is_null});
   if (!is_null) cur_->text.append(text, len);
   if (cur_->text.size() >= kBatchBytes || cur_->rows.size() >= kBatchRows) held_ = !push_cur();
@@ -114,6 +120,7 @@ void AmBuild::run() {
     auto fresh = [this] {
       auto m = std::make_unique<MemIndex>();
       m->set_budget(per_indexer_);
+      m->set_nvals(nvals_);
       return m;
     };
     auto mem = fresh();
@@ -141,7 +148,7 @@ void AmBuild::run() {
     };
     auto serialize = [&] {
       // The thread's rows as they are: terms in order, postings as counted.
-      SegmentWriter w(mem->docs(), mem->bytes() / 2);
+      SegmentWriter w(mem->docs(), mem->bytes() / 2, &mem->all_vals());
       std::string term;
       TermPostings p;
       while (mem->next_term(term, p)) w.term(term, p.ords.data(), p.tfs.data(), p.ords.size());
@@ -185,8 +192,12 @@ void AmBuild::run() {
         out_cv_.notify_all();
       }
       Batch& batch = **b;
-      for (const Row& r : batch.rows) {
-        mem->add_own_text(tok_, r.tid, batch.text.data() + r.off, r.len, r.is_null);
+      for (size_t i = 0; i < batch.rows.size(); i++) {
+        const Row& r = batch.rows[i];
+        const size_t at = i * nvals_;
+        mem->add_own_text(tok_, r.tid, batch.text.data() + r.off, r.len, r.is_null,
+                          nvals_ ? batch.vals.v.data() + at : nullptr,
+                          nvals_ ? batch.vals.nulls.data() + at : nullptr);
         if (mem->bytes() >= per_indexer_ || mem->crowded()) emit();
       }
     }

@@ -17,10 +17,12 @@ namespace scipis::am {
 
 class AmBuild {
  public:
-  AmBuild(const unsigned char delimiter[256], int threads, uint64_t memory_bytes);
+  // nvals: filter values per row (the index's columns after the first).
+  AmBuild(const unsigned char delimiter[256], int threads, uint64_t memory_bytes, uint32_t nvals = 0);
   ~AmBuild();
   // False when the row was not taken: the queue is full; take, then retry.
-  bool add(uint64_t tid, const char* text, size_t len, bool is_null);
+  bool add(uint64_t tid, const char* text, size_t len, bool is_null, const uint64_t* vals = nullptr,
+           const uint8_t* nulls = nullptr);
   // False when the last batch did not fit yet: take, then retry.
   bool finish_input();
   // 1 with a segment, 0 when none is ready within timeout_ms, 2 when done.
@@ -36,6 +38,7 @@ class AmBuild {
   struct Batch {
     std::string text;
     std::vector<Row> rows;
+    Vals vals;  // row i's at i * nvals_
   };
   void run();
   // Queues cur_; false (cur_ kept) when the queue is full.
@@ -45,6 +48,7 @@ class AmBuild {
 
   Tokenizer tok_;
   int threads_;
+  uint32_t nvals_;
   uint64_t per_indexer_;
   uint64_t hold_bytes_;  // flushes an indexer holds back to merge
   std::atomic<uint64_t> flushes_{0};

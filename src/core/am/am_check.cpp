@@ -23,6 +23,13 @@ uint64_t term_print(std::string_view term, uint32_t tf) {
   return mix(std::hash<std::string_view>{}(term) ^ mix(tf));
 }
 
+// A row's filter values, folded in with their columns.
+uint64_t vals_print(uint32_t n, const uint64_t* v, const uint8_t* nulls) {
+  uint64_t p = 0;
+  for (uint32_t c = 0; c < n; c++) p += mix(mix(0x5ca1ab1e00000000ull | c) ^ (nulls[c] ? ~0ull : mix(v[c])));
+  return p;
+}
+
 }  // namespace
 }  // namespace scipis::am
 
@@ -66,6 +73,12 @@ extern "C" int scipis_am_check_entries(const scipis_am_view* view, const scipis_
           fail_corrupt(what, "row " + std::to_string(o) + ": length disagrees with its postings");
         if (len > 0) counted++;
         tokens += len;
+        if (const uint32_t nv = src.nvals()) {
+          uint64_t v[kMaxVals];
+          uint8_t nulls[kMaxVals];
+          src.vals(static_cast<uint32_t>(o), v, nulls);
+          print[o] += vals_print(nv, v, nulls);
+        }
         out.push_back({d.tid, print[o], d.len});
       }
       if (counted != f.counted || tokens != f.tokens)
@@ -83,7 +96,7 @@ extern "C" int scipis_am_check_entries(const scipis_am_view* view, const scipis_
 }
 
 extern "C" int scipis_am_value_fingerprint(const char* text, size_t len, int is_null,
-                                           const unsigned char delimiter[256],
+                                           const scipis_am_vals* vals, const unsigned char delimiter[256],
                                            scipis_am_check_entry* out, scipis_error* err) {
   return guarded(err, [&] {
     MemIndex one;
@@ -93,6 +106,10 @@ extern "C" int scipis_am_value_fingerprint(const char* text, size_t len, int is_
     std::string term;
     TermPostings p;
     while (one.next_term(term, p)) print += term_print(term, p.tfs[0]);
+    if (vals && vals->n) {
+      if (vals->n > kMaxVals) fail(SCIPIS_E_INVALID, "too many filter columns");
+      print += vals_print(vals->n, vals->keys, vals->nulls);
+    }
     out->tid = 0;
     out->fingerprint = print;
     out->len = one.doc(0).len;

@@ -47,6 +47,42 @@ std::string encode_tids(const uint64_t* keys, size_t n) {
   return dir + bits;
 }
 
+std::string encode_vals(const uint64_t* v, const uint8_t* nulls, size_t n, size_t stride) {
+  const size_t groups = (n + kValGroup - 1) / kValGroup;
+  std::string dir, bits;
+  uint64_t d[kValGroup];
+  for (size_t g = 0; g < groups; g++) {
+    const size_t lo = g * kValGroup, hi = std::min(n, lo + kValGroup);
+    ValGroup vg{UINT64_MAX, 0, 0, 0, bits.size()};
+    for (size_t i = lo; i < hi; i++) {
+      if (nulls[i * stride]) {
+        vg.nulls |= 1ull << (i - lo);
+        continue;
+      }
+      vg.min = std::min(vg.min, v[i * stride]);
+      vg.max = std::max(vg.max, v[i * stride]);
+    }
+    if (vg.min > vg.max) vg.min = vg.max = 0;  // every row NULL
+    vg.bits = static_cast<uint8_t>(bit_width(vg.max - vg.min));
+    for (size_t i = lo; i < hi; i++) d[i - lo] = nulls[i * stride] ? 0 : v[i * stride] - vg.min;
+    put_u64(dir, vg.min);
+    put_u64(dir, vg.max);
+    put_u64(dir, vg.nulls);
+    dir.push_back(static_cast<char>(vg.bits));
+    for (int b = 0; b < 6; b++) dir.push_back(static_cast<char>(vg.at >> (8 * b)));
+    const size_t at = bits.size();
+    bits.resize(at + vg.bytes(hi - lo));
+    pack_bits(bits.data() + at, d, hi - lo, vg.bits);
+  }
+  return dir + bits;
+}
+
+ValGroup get_val_group(const unsigned char* p) {
+  ValGroup g{get_u64(p), get_u64(p + 8), get_u64(p + 16), p[24], 0};
+  for (int b = 0; b < 6; b++) g.at |= static_cast<uint64_t>(p[25 + b]) << (8 * b);
+  return g;
+}
+
 TidGroup get_tid_group(const unsigned char* p) {
   TidGroup g{get_u32(p), p[4], p[5], 0};
   for (int b = 0; b < 6; b++) g.at |= static_cast<uint64_t>(p[6 + b]) << (8 * b);
@@ -66,8 +102,9 @@ Footer decode_footer(std::string_view raw, uint64_t bytes, const std::string& wh
   Footer f;
   f.version = version;
   if (version > 1) f.flags = get_u32(p + 56);
-  const uint32_t known = kSegFlagTidsAscend | (version >= 3 ? kSegLenMask : 0u);
-  if ((f.flags & ~known) || f.len_bytes() > 4) fail_corrupt(what, "segment footer has unknown flags");
+  const uint32_t known =
+      kSegFlagTidsAscend | (version >= 3 ? kSegLenMask : 0u) | (version >= 4 ? kSegValsMask : 0u);
+  if ((f.flags & ~known) || f.len_bytes() > 4 || f.nvals() > kMaxVals) fail_corrupt(what, "segment footer has unknown flags");
   uint64_t* v[] = {&f.ndocs, &f.counted, &f.tokens, &f.nterms, &f.index_off, &f.groups};
   for (int i = 0; i < 6; i++) *v[i] = get_u64(p + 8 + 8 * i);
   const bool ok = bytes >= kFooterBytes && f.counted <= f.ndocs && f.ndocs <= UINT32_MAX &&

@@ -12,6 +12,13 @@
 //            above offset, least significant bit first, each group starting
 //            on a byte. Version 1 and 2 segments hold ndocs x (6-byte TID
 //            key, u32 length) instead of both.
+//   vals     (version 4) per filter column (the index's columns after the
+//            first), in groups of kValGroup rows: a directory, per group
+//            u64 smallest and u64 largest key of its non-NULL rows, u64 mask
+//            of its NULL rows, u8 bits, a 6-byte offset of its bits from the
+//            end of the directory; then the groups' bits, row i's key minus
+//            the smallest at bit i * bits (0 for NULL), each group starting
+//            on a byte; the next column's directory follows
 //   groups   per kGroupTerms terms in ascending byte order: a dictionary
 //            block (varint count; per term u8 bytes shared with the previous
 //            term, u8 suffix length, suffix, varint df, then varint ordinal
@@ -21,7 +28,8 @@
 //            block bytes, u32 group bytes
 //   footer   kFooterBytes, at the end: u32 magic, u32 version, u64 ndocs,
 //            counted, tokens, nterms, index_off, groups, u32 flags (bit 0
-//            kSegFlagTidsAscend, bits 8-9 log2 of len_bytes), u32 crc32c of
+//            kSegFlagTidsAscend, bits 8-9 log2 of len_bytes, bits 16-20 the
+//            number of filter columns), u32 crc32c of
 //            what precedes it
 #pragma once
 
@@ -29,6 +37,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scipis::am {
 
@@ -37,10 +46,16 @@ constexpr uint32_t kSegMagic = 0x53414d53;  // "SMAS"
 // having none); version 3 keeps lengths apart from identifiers, both
 // packed: a ranked query reads the lengths of many rows and the identifiers
 // of some, at random, and wants them on few pages.
-constexpr uint32_t kSegVersion = 3;
+// Version 4 adds the filter columns' values.
+constexpr uint32_t kSegVersion = 4;
 constexpr uint32_t kSegFlagTidsAscend = 1;  // row identifiers ascend with ordinals
 constexpr uint32_t kSegLenShift = 8;
 constexpr uint32_t kSegLenMask = 3u << kSegLenShift;
+constexpr uint32_t kSegValsShift = 16;
+constexpr uint32_t kSegValsMask = 31u << kSegValsShift;
+constexpr uint32_t kMaxVals = 31;
+constexpr size_t kValGroup = 64;
+constexpr size_t kValDirEntry = 31;
 constexpr size_t kTidGroup = 64;
 constexpr size_t kTidDirEntry = 12;
 constexpr size_t kDocBytesV2 = 10;
@@ -67,6 +82,7 @@ struct Footer {
 
   // Bytes of one row's length (version 3).
   uint32_t len_bytes() const { return 1u << ((flags & kSegLenMask) >> kSegLenShift); }
+  uint32_t nvals() const { return (flags & kSegValsMask) >> kSegValsShift; }
   uint64_t tid_groups() const { return (ndocs + kTidGroup - 1) / kTidGroup; }
   // The rows' bytes before the tid groups' bits (version 3), or all of them.
   uint64_t docs_fixed_bytes() const {
@@ -81,6 +97,47 @@ struct TidGroup {
   uint64_t at;  // its bits' offset from the end of the directory
   uint64_t bytes(uint64_t rows) const { return (rows * (block_bits + off_bits) + 7) / 8; }
 };
+// A row's filter values: an order-preserving 64-bit key per column (the C
+// side maps each type's order onto unsigned order), or NULL.
+struct Vals {
+  uint32_t ncols = 0;
+  std::vector<uint64_t> v;     // row r, column c at r * ncols + c
+  std::vector<uint8_t> nulls;  // the same, 1 for NULL
+  size_t rows() const { return ncols ? v.size() / ncols : 0; }
+  void add(const uint64_t* vals, const uint8_t* isnull) {
+    for (uint32_t c = 0; c < ncols; c++) {
+      const bool n = isnull && isnull[c];
+      v.push_back(n ? 0 : vals[c]);
+      nulls.push_back(n ? 1 : 0);
+    }
+  }
+};
+
+// Rows whose column col holds a non-NULL key in [lo, hi].
+struct Filter {
+  uint32_t col;
+  uint64_t lo, hi;
+};
+using Filters = std::vector<Filter>;
+
+// Whether row values (ncols of them at v, nulls) pass every filter.
+inline bool vals_pass(const Filters& fs, const uint64_t* v, const uint8_t* nulls) {
+  for (const Filter& f : fs)
+    if (nulls[f.col] || v[f.col] < f.lo || v[f.col] > f.hi) return false;
+  return true;
+}
+
+// A value group's directory entry (version 4).
+struct ValGroup {
+  uint64_t min, max, nulls;
+  uint8_t bits;
+  uint64_t at;  // its bits' offset from the end of the directory
+  uint64_t bytes(uint64_t rows) const { return (rows * bits + 7) / 8; }
+};
+// One column's section: directory, then bits (row r's key at v[r * stride]).
+std::string encode_vals(const uint64_t* v, const uint8_t* nulls, size_t n, size_t stride);
+ValGroup get_val_group(const unsigned char* p);
+
 // The rows' identifiers in the version 3 layout: directory, then bits.
 std::string encode_tids(const uint64_t* keys, size_t n);
 TidGroup get_tid_group(const unsigned char* p);

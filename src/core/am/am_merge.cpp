@@ -15,6 +15,12 @@ std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources,
                           const uint64_t* dead, size_t ndead, Footer* stats,
                           const std::atomic<bool>* stop, size_t expect_bytes) {
   std::vector<DocEntry> docs;
+  Vals vals;
+  vals.ncols = sources.empty() ? 0 : sources[0]->nvals();
+  for (auto& src : sources)
+    if (src->nvals() != vals.ncols) fail_corrupt("index", "segments disagree on the filter columns");
+  uint64_t v[kMaxVals];
+  uint8_t nulls[kMaxVals];
   std::vector<std::vector<uint32_t>> remap(sources.size());
   std::vector<uint32_t> first(sources.size());
   constexpr uint32_t kGone = UINT32_MAX;
@@ -31,13 +37,19 @@ std::string merge_sources(std::vector<std::unique_ptr<Source>>& sources,
       if (docs.size() >= UINT32_MAX - 1) fail(SCIPIS_E_INTERNAL, "too many rows in one segment");
       remap[s][o] = static_cast<uint32_t>(docs.size());
       docs.push_back(d);
+      if (vals.ncols) {
+        sources[s]->vals(static_cast<uint32_t>(o), v, nulls);
+        vals.add(v, nulls);
+      }
     }
   }
   if (docs.empty()) {
     if (stats) *stats = Footer{};
     return {};
   }
-  SegmentWriter w(std::move(docs), expect_bytes);
+  SegmentWriter w(std::move(docs), expect_bytes, &vals);
+  std::vector<uint64_t>().swap(vals.v);
+  std::vector<uint8_t>().swap(vals.nulls);
   // The next term of each source, smallest first.
   std::vector<std::string> term(sources.size());
   std::vector<TermPostings> post(sources.size());

@@ -26,6 +26,29 @@ std::vector<std::unique_ptr<Source>> open_view(const scipis_am_view& view,
   return out;
 }
 
+std::vector<uint64_t> filtered_tids(const scipis_am_view& view, const scipis_am_reader& rd,
+                                    const Filters& fs) {
+  std::vector<uint64_t> out;
+  for (auto& src : open_view(view, rd)) {
+    Source& s = *src;
+    check_filters(s, fs, "index");
+    const uint64_t n = s.stats().ndocs;
+    for (uint64_t lo = 0; lo < n; lo += kValGroup) {
+      const uint32_t hi = static_cast<uint32_t>(std::min<uint64_t>(n, lo + kValGroup) - 1);
+      if (!s.may_pass(static_cast<uint32_t>(lo), hi, fs)) continue;
+      for (uint64_t o = lo; o <= hi; o++)
+        if (s.passes(static_cast<uint32_t>(o), fs)) out.push_back(s.tid(static_cast<uint32_t>(o)));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void AmQuery::add_filter(const Filter& f) {
+  if (ranked_) fail(SCIPIS_E_INTERNAL, "a filter added to a query already ranking");
+  filters_.push_back(f);
+}
+
 AmQuery::AmQuery(const unsigned char delimiter[256], std::string_view query, scipis_ranking ranking,
                  scipis_match match)
     : tok_(delimiter), terms_(parse_query(tok_, query)), ranking_(ranking), match_(match) {
@@ -109,6 +132,7 @@ double AmQuery::selectivity() const {
 template <typename F>
 void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
   const size_t nt = terms_.size();
+  check_filters(src, filters_, "index");
   std::vector<TermPostings> post(nt);
   for (size_t t = 0; t < nt; t++)
     if (!src.find(terms_[t].term, post[t], true)) {
@@ -140,6 +164,7 @@ void AmQuery::each_match(Source& src, bool want_scores, F&& f) {
       if (want_scores) score += term_score(ranking_, terms_[t].qf, idf_[t], tf, len, avgdl_);
     }
     if (match_ == SCIPIS_MATCH_ALL && matched < nt) continue;
+    if (!filters_.empty() && !src.passes(ord, filters_)) continue;
     f(ord, score);
   }
 }
@@ -329,6 +354,7 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     size_t present = 0;
     for (size_t t = 0; t < nt; t++) present += ss.tb[t].df > 0 ? 1 : 0;
     if (present == 0 || (match_ == SCIPIS_MATCH_ALL && present < nt)) continue;
+    check_filters(s, filters_, "index");
     add_ranges(ss);
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
@@ -514,6 +540,8 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
     }
     std::pop_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
     const Range r = ss.ranges[--ss.left];
+    // No row of the range passes the filters: nothing to decode.
+    if (!filters_.empty() && !s.may_pass(r.lo, r.hi, filters_)) continue;
     // The range's postings per active (then excluded) term, decoded once
     // per block and only when needed: most ranges a MaxScore pass walks
     // hold no row of the term that draws, and decode nothing else.
@@ -647,8 +675,10 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
     }
     // Survivors, compacted.
     size_t m = 0;
+    const bool filtered = !filters_.empty();
     for (size_t i = 0; i < cand.size(); i++) {
       if (!keep[i]) continue;
+      if (filtered && !s.passes(cand[i], filters_)) continue;
       if (match_ == SCIPIS_MATCH_ALL) {
         size_t matched = 0;
         for (size_t a = 0; a < na; a++) matched += ctf[i * na + a] > 0;
@@ -739,6 +769,7 @@ void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint6
     each_match(s, false, [&](uint32_t ord, double) { hit[ord] = true; });
     for (uint64_t ord = 0; ord < n; ord++) {
       if (hit[ord]) continue;
+      if (!filters_.empty() && !s.passes(static_cast<uint32_t>(ord), filters_)) continue;
       const DocEntry d = s.doc(static_cast<uint32_t>(ord));
       best.offer(scipis_am_hit{d.tid, 0, d.len == kLenNull ? 1 : 0});
     }

@@ -16,6 +16,9 @@ namespace scipis::am {
 // The view's sources: its segments, then its pending entries.
 std::vector<std::unique_ptr<Source>> open_view(const scipis_am_view& view,
                                                const scipis_am_reader& rd);
+// The view's rows passing every filter, ascending by tid.
+std::vector<uint64_t> filtered_tids(const scipis_am_view& view, const scipis_am_reader& rd,
+                                    const Filters& fs);
 
 class AmQuery {
  public:
@@ -28,6 +31,8 @@ class AmQuery {
   // take_opened: what from's prepare(keep) read moves here, for the first
   // ranked round (from: the statement's copy made while planning).
   void adopt(AmQuery& from, bool take_opened = false);
+  // Rows returned from now on also pass f (before the first round).
+  void add_filter(const Filter& f);
   // The fraction of the view's rows that match, by df and N (terms taken
   // as independent for `all`).
   double selectivity() const;
@@ -51,6 +56,7 @@ class AmQuery {
 
   Tokenizer tok_;
   std::vector<QueryTerm> terms_;
+  Filters filters_;
   scipis_ranking ranking_;
   scipis_match match_;
   bool prepared_ = false;

@@ -74,16 +74,31 @@ class Source {
   virtual bool tids_ascend() const { return false; }
   // Reads go through rd from now on (a later round of the same view).
   virtual void rebind(const scipis_am_reader&) {}
+  // The filter columns each row holds (the index's columns after the first).
+  virtual uint32_t nvals() { return 0; }
+  // Row ord's filter values, nvals() of each.
+  virtual void vals(uint32_t, uint64_t*, uint8_t*) {}
+  // Whether row ord passes every filter (their columns below nvals()).
+  virtual bool passes(uint32_t ord, const Filters& fs);
+  // False when no row in [lo, hi] can pass.
+  virtual bool may_pass(uint32_t, uint32_t, const Filters&) { return true; }
 };
+// Fails unless every filter names a column the source holds.
+void check_filters(Source& src, const Filters& fs, const std::string& what);
 
 // Rows indexed in memory: the pending entries of a view, or what one
 // indexer thread holds during a build (terms and postings in MemTerms).
 class MemIndex : public Source {
  public:
-  // Tokenizes the value; kLenNull rows (is_null) hold no terms.
-  void add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len, bool is_null);
+  // Rows hold n filter values each from now on (before the first row).
+  void set_nvals(uint32_t n);
+  // Tokenizes the value; kLenNull rows (is_null) hold no terms. vals and
+  // nulls: the row's filter values, nvals() of each.
+  void add_text(const Tokenizer& tok, uint64_t tid, const char* text, size_t len, bool is_null,
+                const uint64_t* vals = nullptr, const uint8_t* nulls = nullptr);
   // The same, tokenizing text in place (the caller's copy, spent).
-  void add_own_text(const Tokenizer& tok, uint64_t tid, char* text, size_t len, bool is_null);
+  void add_own_text(const Tokenizer& tok, uint64_t tid, char* text, size_t len, bool is_null,
+                    const uint64_t* vals = nullptr, const uint8_t* nulls = nullptr);
   // A pending entry's bytes (entry_encode); throws on damage.
   void add_entry(std::string_view entry);
   size_t bytes() const { return doc_bytes_ + terms_.bytes(); }
@@ -93,6 +108,10 @@ class MemIndex : public Source {
   bool crowded() const { return terms_.crowded(); }
   bool empty() const { return docs_.empty(); }
   const std::vector<DocEntry>& docs() const { return docs_; }
+  const Vals& all_vals() const { return vals_; }
+  uint32_t nvals() override { return vals_.ncols; }
+  void vals(uint32_t ord, uint64_t* v, uint8_t* nulls) override;
+  bool passes(uint32_t ord, const Filters& fs) override;
 
   const Footer& stats() override { return stats_; }
   DocEntry doc(uint32_t ord) override { return docs_[ord]; }
@@ -101,10 +120,11 @@ class MemIndex : public Source {
   bool next_term(std::string& term, TermPostings& out) override;
 
  private:
-  void add_doc(uint64_t tid, uint32_t len);
+  void add_doc(uint64_t tid, uint32_t len, const uint64_t* vals, const uint8_t* nulls);
   void add_posting(const MemTerms::Key& k, uint32_t tf);
 
   std::vector<DocEntry> docs_;
+  Vals vals_;
   MemTerms terms_;
   Footer stats_;
   size_t doc_bytes_ = 0;
@@ -115,11 +135,13 @@ class MemIndex : public Source {
   size_t next_ = 0;
 };
 
-// A pending entry: u8 version, 6-byte TID key, u32 length (kLenNull for
-// NULL), varint term count, then per term in ascending order u8 length,
-// bytes, varint tf.
+// A pending entry: u8 version, 6-byte TID key, (version 2) u8 count of
+// filter values and per value u8 1 for NULL, else 0 and its u64 key; u32
+// length (kLenNull for NULL), varint term count, then per term in
+// ascending order u8 length, bytes, varint tf.
 std::string entry_encode(const Tokenizer& tok, uint64_t tid, const char* text, size_t len,
-                         bool is_null);
+                         bool is_null, uint32_t nvals = 0, const uint64_t* vals = nullptr,
+                         const uint8_t* nulls = nullptr);
 uint64_t entry_tid(std::string_view entry);
 
 }  // namespace scipis::am

@@ -55,6 +55,7 @@ constexpr uint64_t kIndexChunk = 64;
 struct SegMeta {
   Footer f;
   uint64_t docs_end = 0, tid_bits = 0;
+  std::vector<uint64_t> val_at, val_bits;  // per filter column (version 4)
   std::vector<uint64_t> chunk_keys;
 };
 

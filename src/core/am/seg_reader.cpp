@@ -22,6 +22,9 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
     f_ = meta_->f;
     docs_end_ = meta_->docs_end;
     tid_bits_ = meta_->tid_bits;
+    val_at_ = meta_->val_at;
+    val_bits_ = meta_->val_bits;
+    val_cache_.resize(val_at_.size());
     return;
   }
   std::string raw(kFooterBytes, '\0');
@@ -39,12 +42,30 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
       fail_corrupt(what_, "bad row identifier group");
     tid_bits_ = end;
     docs_end_ += end;
+    // Each filter column's bits end where its last group's do.
+    const uint64_t vgroups = (f_.ndocs + kValGroup - 1) / kValGroup;
+    for (uint32_t c = 0; c < f_.nvals(); c++) {
+      const uint64_t dir = vgroups * kValDirEntry;
+      if (dir > f_.index_off - docs_end_) fail_corrupt(what_, "bad filter value group");
+      unsigned char v[kValDirEntry];
+      read(docs_end_ + dir - kValDirEntry, kValDirEntry, reinterpret_cast<char*>(v));
+      const ValGroup vg = get_val_group(v);
+      const uint64_t vend = vg.at + vg.bytes(f_.ndocs - (vgroups - 1) * kValGroup);
+      if (vg.bits > 64 || vg.at > f_.index_off || vend > f_.index_off - docs_end_ - dir)
+        fail_corrupt(what_, "bad filter value group");
+      val_at_.push_back(docs_end_);
+      val_bits_.push_back(vend);
+      docs_end_ += dir + vend;
+    }
   }
+  val_cache_.resize(val_at_.size());
   if (cache) {
     auto m = std::make_shared<SegMeta>();
     m->f = f_;
     m->docs_end = docs_end_;
     m->tid_bits = tid_bits_;
+    m->val_at = val_at_;
+    m->val_bits = val_bits_;
     // The next opening narrows its dictionary search to kIndexChunk
     // groups without reading the index.
     for (uint64_t g = 0; g < f_.groups; g += kIndexChunk) m->chunk_keys.push_back(index_entry(g).key);
@@ -175,6 +196,88 @@ void PagedSegment::lens(const uint32_t* ords, size_t n, uint32_t* out) {
     load(page);
     for (; i < n && ords[i] < page_end; i++) out[i] = get_len(last_ + (ords[i] - first), 1);
   }
+}
+
+const ValGroup& PagedSegment::val_group(uint32_t c, uint64_t g) {
+  ValCache& vc = val_cache_[c];
+  if (vc.g == g) return vc.vg;
+  const uint64_t groups = (f_.ndocs + kValGroup - 1) / kValGroup;
+  if (c >= val_at_.size() || g >= groups) fail_corrupt(what_, "row ordinal out of range");
+  unsigned char raw[kValDirEntry];
+  read(val_at_[c] + g * kValDirEntry, kValDirEntry, reinterpret_cast<char*>(raw));
+  const ValGroup vg = get_val_group(raw);
+  const uint64_t rows = std::min<uint64_t>(kValGroup, f_.ndocs - g * kValGroup);
+  const uint64_t full = rows == 64 ? ~0ull : (1ull << rows) - 1;
+  if (vg.bits > 64 || vg.min > vg.max || (vg.nulls & ~full) || vg.at > val_bits_[c] ||
+      vg.bytes(rows) > val_bits_[c] - vg.at)
+    fail_corrupt(what_, "bad filter value group");
+  vc.g = g;
+  vc.vg = vg;
+  return vc.vg;
+}
+
+uint64_t PagedSegment::val_key(uint32_t c, const ValGroup& vg, uint32_t ord) {
+  const unsigned w = vg.bits;
+  if (w == 0) return vg.min;
+  const uint64_t pos = static_cast<uint64_t>(ord % kValGroup) * w;
+  const uint64_t off = val_at_[c] + ((f_.ndocs + kValGroup - 1) / kValGroup) * kValDirEntry + vg.at + pos / 8;
+  const size_t n = static_cast<size_t>((pos % 8 + w + 7) / 8);  // up to 9 bytes
+  unsigned char raw[16] = {};
+  if (const unsigned char* p = span(off, n))
+    std::memcpy(raw, p, n);
+  else
+    read(off, n, reinterpret_cast<char*>(raw));
+  const unsigned sh = static_cast<unsigned>(pos % 8);
+  uint64_t v = get_u64(raw) >> sh;
+  if (sh && w + sh > 64) v |= static_cast<uint64_t>(raw[8]) << (64 - sh);
+  if (w < 64) v &= (1ull << w) - 1;
+  if (v > vg.max - vg.min) fail_corrupt(what_, "filter value out of its group's range");
+  return vg.min + v;
+}
+
+void PagedSegment::vals(uint32_t ord, uint64_t* v, uint8_t* nulls) {
+  if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+  for (uint32_t c = 0; c < f_.nvals(); c++) {
+    const ValGroup& vg = val_group(c, ord / kValGroup);
+    nulls[c] = (vg.nulls >> (ord % kValGroup)) & 1;
+    v[c] = nulls[c] ? 0 : val_key(c, vg, ord);
+  }
+}
+
+bool PagedSegment::passes(uint32_t ord, const Filters& fs) {
+  if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+  for (const Filter& f : fs) {
+    const ValGroup& vg = val_group(f.col, ord / kValGroup);
+    if ((vg.nulls >> (ord % kValGroup)) & 1) return false;
+    if (vg.max < f.lo || vg.min > f.hi) return false;
+    if (vg.min >= f.lo && vg.max <= f.hi) continue;
+    const uint64_t v = val_key(f.col, vg, ord);
+    if (v < f.lo || v > f.hi) return false;
+  }
+  return true;
+}
+
+bool PagedSegment::may_pass(uint32_t lo, uint32_t hi, const Filters& fs) {
+  // Ranges of a rare term span many groups: reading all their entries
+  // would cost more than checking the term's few rows.
+  constexpr uint64_t kMaxGroups = 8;
+  if (fs.empty() || hi < lo || hi >= f_.ndocs) return true;
+  const uint64_t g0 = lo / kValGroup, g1 = hi / kValGroup;
+  if (g1 - g0 >= kMaxGroups) return true;
+  for (uint64_t g = g0; g <= g1; g++) {
+    bool ok = true;
+    for (const Filter& f : fs) {
+      const ValGroup& vg = val_group(f.col, g);
+      const uint64_t rows = std::min<uint64_t>(kValGroup, f_.ndocs - g * kValGroup);
+      const uint64_t full = rows == 64 ? ~0ull : (1ull << rows) - 1;
+      if (vg.nulls == full || vg.max < f.lo || vg.min > f.hi) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) return true;
+  }
+  return false;
 }
 
 DocEntry PagedSegment::doc(uint32_t ord) { return DocEntry{tid(ord), len(ord)}; }

@@ -31,8 +31,16 @@ class PagedSegment : public Source {
   bool find_blocks(std::string_view term, TermBlocks& out) override;
   bool tids_ascend() const override { return (f_.flags & kSegFlagTidsAscend) != 0; }
   void rebind(const scipis_am_reader& rd) override { rd_ = rd; }
+  uint32_t nvals() override { return f_.nvals(); }
+  void vals(uint32_t ord, uint64_t* v, uint8_t* nulls) override;
+  bool passes(uint32_t ord, const Filters& fs) override;
+  bool may_pass(uint32_t lo, uint32_t hi, const Filters& fs) override;
 
  private:
+  // Column c's group g's directory entry (checked), the last one kept.
+  const ValGroup& val_group(uint32_t c, uint64_t g);
+  // Row ord's key in column c (not NULL), its group vg.
+  uint64_t val_key(uint32_t c, const ValGroup& vg, uint32_t ord);
   struct DictTerm {
     std::string term;
     uint64_t df;
@@ -70,6 +78,14 @@ class PagedSegment : public Source {
   std::shared_ptr<const SegMeta> meta_;  // the backend's, when it caches
   uint64_t docs_end_ = 0;  // where the rows' sections end
   uint64_t tid_bits_ = 0;  // bytes of the tid groups' bits (version 3)
+  // Per filter column: where its directory starts, its bits' bytes, and
+  // the group its last value came from.
+  std::vector<uint64_t> val_at_, val_bits_;
+  struct ValCache {
+    uint64_t g = UINT64_MAX;
+    ValGroup vg{};
+  };
+  std::vector<ValCache> val_cache_;
   absl::flat_hash_map<uint32_t, Held> pages_;
   uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
   const unsigned char* last_ = nullptr;

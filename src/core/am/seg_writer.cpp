@@ -8,8 +8,11 @@
 
 namespace scipis::am {
 
-SegmentWriter::SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes)
+SegmentWriter::SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes, const Vals* vals)
     : docs_(std::move(docs)) {
+  const uint32_t nvals = vals ? vals->ncols : 0;
+  if (nvals > kMaxVals || (nvals && vals->rows() != docs_.size()))
+    fail(SCIPIS_E_INTERNAL, "segment filter values disagree with its rows");
   out_.reserve(expect_bytes);
   uint32_t wlog = 0;
   bool ascend = true;
@@ -23,7 +26,7 @@ SegmentWriter::SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes)
     }
   }
   f_.ndocs = docs_.size();
-  f_.flags = (ascend ? kSegFlagTidsAscend : 0u) | (wlog << kSegLenShift);
+  f_.flags = (ascend ? kSegFlagTidsAscend : 0u) | (wlog << kSegLenShift) | (nvals << kSegValsShift);
   const uint32_t w = f_.len_bytes();
   out_.resize(docs_.size() * w);
   std::vector<uint64_t> keys(docs_.size());
@@ -34,6 +37,8 @@ SegmentWriter::SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes)
     lens_[i] = docs_[i].len == kLenNull ? 0 : docs_[i].len;
   }
   out_ += encode_tids(keys.data(), keys.size());
+  for (uint32_t c = 0; c < nvals; c++)
+    out_ += encode_vals(vals->v.data() + c, vals->nulls.data() + c, docs_.size(), nvals);
   std::vector<DocEntry>().swap(docs_);
   if (std::all_of(lens_.begin(), lens_.end(), [](uint32_t l) { return l <= UINT16_MAX; })) {
     // Half the bytes to fetch from: two merges of 5 M rows each in the

@@ -14,8 +14,10 @@ namespace scipis::am {
 class SegmentWriter {
  public:
   // expect_bytes: about how large the segment will be (0: unknown), so
-  // that it is not copied as it grows.
-  explicit SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes = 0);
+  // that it is not copied as it grows. vals: the rows' filter values (one
+  // row each per doc), when the index has filter columns.
+  explicit SegmentWriter(std::vector<DocEntry> docs, size_t expect_bytes = 0,
+                         const Vals* vals = nullptr);
   // Terms strictly ascending; ords ascending, below the row count.
   void term(std::string_view term, const uint32_t* ords, const uint32_t* tfs, size_t n);
   // The whole stream, footer included.
