@@ -68,6 +68,41 @@ CREATE OPERATOR CLASS scipis_text_ops DEFAULT FOR TYPE text USING scipis AS
     OPERATOR 1 @@@ (text, scipisquery),
     OPERATOR 2 <@> (text, scipisquery) FOR ORDER BY float_ops;
 
+-- Filter columns: the index's columns after the text, `USING scipis (line,
+-- ts)`, decided inside the index with B-tree's strategies (1 <, 2 <=, 3 =,
+-- 4 >=, 5 >). Integers compare across their widths, floats across theirs;
+-- dates and timestamps only with their own type.
+DO $$
+DECLARE
+  fam record;
+  l text;
+  r text;
+  ops text[] := ARRAY['<', '<=', '=', '>=', '>'];
+BEGIN
+  FOR fam IN SELECT * FROM (VALUES
+      ('scipis_integer_ops', ARRAY['int2', 'int4', 'int8']),
+      ('scipis_float_ops', ARRAY['float4', 'float8']),
+      ('scipis_date_ops', ARRAY['date']),
+      ('scipis_timestamp_ops', ARRAY['timestamp']),
+      ('scipis_timestamptz_ops', ARRAY['timestamptz'])) AS f(name, types)
+  LOOP
+    EXECUTE format('CREATE OPERATOR FAMILY %I USING scipis', fam.name);
+    FOREACH l IN ARRAY fam.types LOOP
+      EXECUTE format('CREATE OPERATOR CLASS %I DEFAULT FOR TYPE %s USING scipis FAMILY %I AS %s',
+                     'scipis_' || l || '_ops', l, fam.name,
+                     (SELECT string_agg(format($f$OPERATOR %s %s (%s, %s)$f$, n, ops[n], l, l), ', ')
+                        FROM generate_series(1, 5) g(n)));
+      FOREACH r IN ARRAY fam.types LOOP
+        CONTINUE WHEN r = l;
+        EXECUTE format('ALTER OPERATOR FAMILY %I USING scipis ADD %s', fam.name,
+                       (SELECT string_agg(format($f$OPERATOR %s %s (%s, %s)$f$, n, ops[n], l, r), ', ')
+                          FROM generate_series(1, 5) g(n)));
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END
+$$;
+
 CREATE FUNCTION scipis_index_check(index regclass,
                                    OUT problem text, OUT tid tid, OUT detail text)
     RETURNS SETOF record

@@ -1,5 +1,5 @@
 // Filter columns of the access method: every value comes back as written
-// (NULLs, 0, 2^64-1, 64-bit ranges, part groups), and a ranked, matching or
+// (NULLs, 0, 2^64-1, 64-bit ranges, common steps, part groups), and a ranked, matching or
 // rest query with filters returns exactly the unfiltered answer minus the
 // rows a brute-force check of the values rejects: skipping ranges by their
 // groups' bounds never changes an answer.
@@ -88,7 +88,8 @@ TEST(AmFilter, ValuesRoundTripAtTheirEdges) {
           case 1: v[0] = i % 2 ? M : 0, v[1] = i; break;              // a 64-bit range
           case 2: v[0] = rng(), v[1] = rng() >> (rng() % 64); break;  // anything
           case 3: v[0] = M - i, v[1] = (uint64_t{1} << 63) + i; break;
-          default: v[0] = rng() % 1000, v[1] = rng() % 3; break;
+          case 5: v[0] = 1000000000000000 + 3000000 * (rng() % 5000), v[1] = 7 * (rng() % 100); break;
+          default: v[0] = rng() % 1000, v[1] = rng() % 3; break;  // steps packed
         }
         nl[0] = shape == 4 || (shape == 5 && rng() % 4 == 0);  // every row NULL, some
         nl[1] = shape == 2 && rng() % 7 == 0;

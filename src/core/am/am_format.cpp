@@ -1,6 +1,7 @@
 #include "am/am_format.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "index/postings_codec.h"
 #include "util/bytes.h"
@@ -53,7 +54,7 @@ std::string encode_vals(const uint64_t* v, const uint8_t* nulls, size_t n, size_
   uint64_t d[kValGroup];
   for (size_t g = 0; g < groups; g++) {
     const size_t lo = g * kValGroup, hi = std::min(n, lo + kValGroup);
-    ValGroup vg{UINT64_MAX, 0, 0, 0, bits.size()};
+    ValGroup vg{UINT64_MAX, 0, 0, 0, 0, bits.size()};
     for (size_t i = lo; i < hi; i++) {
       if (nulls[i * stride]) {
         vg.nulls |= 1ull << (i - lo);
@@ -63,11 +64,16 @@ std::string encode_vals(const uint64_t* v, const uint8_t* nulls, size_t n, size_
       vg.max = std::max(vg.max, v[i * stride]);
     }
     if (vg.min > vg.max) vg.min = vg.max = 0;  // every row NULL
-    vg.bits = static_cast<uint8_t>(bit_width(vg.max - vg.min));
-    for (size_t i = lo; i < hi; i++) d[i - lo] = nulls[i * stride] ? 0 : v[i * stride] - vg.min;
+    // Timestamps of whole seconds (or of any common step) pack their steps.
+    for (size_t i = lo; i < hi; i++)
+      if (!nulls[i * stride]) vg.step = std::gcd(vg.step, v[i * stride] - vg.min);
+    if (vg.step == 0) vg.step = 1;
+    vg.bits = static_cast<uint8_t>(bit_width(vg.top()));
+    for (size_t i = lo; i < hi; i++) d[i - lo] = nulls[i * stride] ? 0 : (v[i * stride] - vg.min) / vg.step;
     put_u64(dir, vg.min);
     put_u64(dir, vg.max);
     put_u64(dir, vg.nulls);
+    put_u64(dir, vg.step);
     dir.push_back(static_cast<char>(vg.bits));
     for (int b = 0; b < 6; b++) dir.push_back(static_cast<char>(vg.at >> (8 * b)));
     const size_t at = bits.size();
@@ -78,8 +84,8 @@ std::string encode_vals(const uint64_t* v, const uint8_t* nulls, size_t n, size_
 }
 
 ValGroup get_val_group(const unsigned char* p) {
-  ValGroup g{get_u64(p), get_u64(p + 8), get_u64(p + 16), p[24], 0};
-  for (int b = 0; b < 6; b++) g.at |= static_cast<uint64_t>(p[25 + b]) << (8 * b);
+  ValGroup g{get_u64(p), get_u64(p + 8), get_u64(p + 16), get_u64(p + 24), p[32], 0};
+  for (int b = 0; b < 6; b++) g.at |= static_cast<uint64_t>(p[33 + b]) << (8 * b);
   return g;
 }
 

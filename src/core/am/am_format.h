@@ -15,10 +15,12 @@
 //   vals     (version 4) per filter column (the index's columns after the
 //            first), in groups of kValGroup rows: a directory, per group
 //            u64 smallest and u64 largest key of its non-NULL rows, u64 mask
-//            of its NULL rows, u8 bits, a 6-byte offset of its bits from the
-//            end of the directory; then the groups' bits, row i's key minus
-//            the smallest at bit i * bits (0 for NULL), each group starting
-//            on a byte; the next column's directory follows
+//            of its NULL rows, u64 step (the greatest common divisor of the
+//            keys minus the smallest; 1 when they are all equal), u8 bits, a
+//            6-byte offset of its bits from the end of the directory; then
+//            the groups' bits, row i's (key - smallest) / step at bit
+//            i * bits (0 for NULL), each group starting on a byte; the next
+//            column's directory follows
 //   groups   per kGroupTerms terms in ascending byte order: a dictionary
 //            block (varint count; per term u8 bytes shared with the previous
 //            term, u8 suffix length, suffix, varint df, then varint ordinal
@@ -55,7 +57,7 @@ constexpr uint32_t kSegValsShift = 16;
 constexpr uint32_t kSegValsMask = 31u << kSegValsShift;
 constexpr uint32_t kMaxVals = 31;
 constexpr size_t kValGroup = 64;
-constexpr size_t kValDirEntry = 31;
+constexpr size_t kValDirEntry = 39;
 constexpr size_t kTidGroup = 64;
 constexpr size_t kTidDirEntry = 12;
 constexpr size_t kDocBytesV2 = 10;
@@ -129,10 +131,12 @@ inline bool vals_pass(const Filters& fs, const uint64_t* v, const uint8_t* nulls
 
 // A value group's directory entry (version 4).
 struct ValGroup {
-  uint64_t min, max, nulls;
+  uint64_t min, max, nulls, step;
   uint8_t bits;
   uint64_t at;  // its bits' offset from the end of the directory
   uint64_t bytes(uint64_t rows) const { return (rows * bits + 7) / 8; }
+  // The largest packed value a row may hold.
+  uint64_t top() const { return (max - min) / step; }
 };
 // One column's section: directory, then bits (row r's key at v[r * stride]).
 std::string encode_vals(const uint64_t* v, const uint8_t* nulls, size_t n, size_t stride);

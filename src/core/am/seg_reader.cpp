@@ -51,7 +51,7 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
       read(docs_end_ + dir - kValDirEntry, kValDirEntry, reinterpret_cast<char*>(v));
       const ValGroup vg = get_val_group(v);
       const uint64_t vend = vg.at + vg.bytes(f_.ndocs - (vgroups - 1) * kValGroup);
-      if (vg.bits > 64 || vg.at > f_.index_off || vend > f_.index_off - docs_end_ - dir)
+      if (vg.bits > 64 || vg.step == 0 || vg.at > f_.index_off || vend > f_.index_off - docs_end_ - dir)
         fail_corrupt(what_, "bad filter value group");
       val_at_.push_back(docs_end_);
       val_bits_.push_back(vend);
@@ -208,7 +208,7 @@ const ValGroup& PagedSegment::val_group(uint32_t c, uint64_t g) {
   const ValGroup vg = get_val_group(raw);
   const uint64_t rows = std::min<uint64_t>(kValGroup, f_.ndocs - g * kValGroup);
   const uint64_t full = rows == 64 ? ~0ull : (1ull << rows) - 1;
-  if (vg.bits > 64 || vg.min > vg.max || (vg.nulls & ~full) || vg.at > val_bits_[c] ||
+  if (vg.bits > 64 || vg.min > vg.max || vg.step == 0 || (vg.nulls & ~full) || vg.at > val_bits_[c] ||
       vg.bytes(rows) > val_bits_[c] - vg.at)
     fail_corrupt(what_, "bad filter value group");
   vc.g = g;
@@ -231,16 +231,34 @@ uint64_t PagedSegment::val_key(uint32_t c, const ValGroup& vg, uint32_t ord) {
   uint64_t v = get_u64(raw) >> sh;
   if (sh && w + sh > 64) v |= static_cast<uint64_t>(raw[8]) << (64 - sh);
   if (w < 64) v &= (1ull << w) - 1;
-  if (v > vg.max - vg.min) fail_corrupt(what_, "filter value out of its group's range");
-  return vg.min + v;
+  if (v > vg.top()) fail_corrupt(what_, "filter value out of its group's range");
+  return vg.min + v * vg.step;
 }
 
 void PagedSegment::vals(uint32_t ord, uint64_t* v, uint8_t* nulls) {
   if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+  const uint64_t g = ord / kValGroup;
   for (uint32_t c = 0; c < f_.nvals(); c++) {
-    const ValGroup& vg = val_group(c, ord / kValGroup);
+    const ValGroup& vg = val_group(c, g);
+    ValCache& vc = val_cache_[c];
+    if (vc.dg != g) {
+      // The whole group at once: callers of vals() read rows in order.
+      const uint64_t rows = std::min<uint64_t>(kValGroup, f_.ndocs - g * kValGroup);
+      const size_t nb = static_cast<size_t>(vg.bytes(rows));
+      const uint64_t off = val_at_[c] + ((f_.ndocs + kValGroup - 1) / kValGroup) * kValDirEntry + vg.at;
+      std::string& buf = val_buf_;
+      buf.resize(nb);
+      read(off, nb, buf.data());
+      const char* p = buf.data();
+      if (!unpack_bits(p, buf.data() + nb, vc.keys, rows, vg.bits)) fail_corrupt(what_, "bad filter value group");
+      for (uint64_t i = 0; i < rows; i++) {
+        if (vc.keys[i] > vg.top()) fail_corrupt(what_, "filter value out of its group's range");
+        vc.keys[i] = vg.min + vc.keys[i] * vg.step;
+      }
+      vc.dg = g;
+    }
     nulls[c] = (vg.nulls >> (ord % kValGroup)) & 1;
-    v[c] = nulls[c] ? 0 : val_key(c, vg, ord);
+    v[c] = nulls[c] ? 0 : vc.keys[ord % kValGroup];
   }
 }
 

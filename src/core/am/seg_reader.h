@@ -84,8 +84,12 @@ class PagedSegment : public Source {
   struct ValCache {
     uint64_t g = UINT64_MAX;
     ValGroup vg{};
+    // The group's keys, unpacked whole by vals() (a merge reads them all).
+    uint64_t dg = UINT64_MAX;
+    uint64_t keys[kValGroup];
   };
   std::vector<ValCache> val_cache_;
+  std::string val_buf_;
   absl::flat_hash_map<uint32_t, Held> pages_;
   uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
   const unsigned char* last_ = nullptr;
