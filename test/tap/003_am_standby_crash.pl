@@ -53,15 +53,19 @@ is(answers($standby, 'tfidf'), answers($primary, 'tfidf'), 'standby answers as t
 # alone, and so has the primary after an immediate stop right after it.
 $primary->safe_psql('postgres', q{
 	CREATE TABLE logs2 AS SELECT * FROM logs;
-	CREATE INDEX logs2_body ON logs2 USING scipis (body) WITH (indexer_threads = 2, tfidf_index_size = 1);
+	CREATE INDEX logs2_body ON logs2 USING scipis (body, id) WITH (indexer_threads = 2, tfidf_index_size = 1);
 });
+# With a condition on the filter column (id) too, decided in the index.
 sub answers2
 {
 	my ($node) = @_;
 	return $node->safe_psql('postgres', q{
 		SET enable_seqscan = off;
 		SELECT string_agg(id || ':' || round((-(body <@> scipis_query('error disk w5 tail', index => 'logs2_body')))::numeric, 12), ' ')
-		FROM (SELECT id, body FROM logs2 ORDER BY body <@> scipis_query('error disk w5 tail', index => 'logs2_body') LIMIT 60) s});
+		FROM (SELECT id, body FROM logs2 ORDER BY body <@> scipis_query('error disk w5 tail', index => 'logs2_body') LIMIT 60) s;
+		SELECT string_agg(id || ':' || round((-(body <@> scipis_query('error disk w5 tail', index => 'logs2_body')))::numeric, 12), ' ')
+		FROM (SELECT id, body FROM logs2 WHERE body @@@ 'error disk w5 tail' AND id BETWEEN 700 AND 2200
+		      ORDER BY body <@> scipis_query('error disk w5 tail', index => 'logs2_body') LIMIT 60) s});
 }
 my $built = answers2($primary);
 $primary->wait_for_catchup($standby);
