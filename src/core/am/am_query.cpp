@@ -77,11 +77,12 @@ class BestAfter {
     }
     return true;
   }
-  template <typename Out>
-  void drain(std::vector<Out>& out, Out (*as)(const T&)) {
+  template <typename Out, typename As>
+  void drain(std::vector<Out>& out, As as) {
     for (; !heap_.empty(); heap_.pop()) out.push_back(as(heap_.top()));
     std::reverse(out.begin(), out.end());
   }
+  const First& first() const { return first_; }
 
  private:
   First first_;
@@ -94,12 +95,32 @@ class BestAfter {
 // A ranked candidate: a hit and where its row is, so that a tie at the
 // k-th score within a segment whose identifiers ascend with ordinals is
 // settled without reading the identifier.
+// Its identifier is read when a tie asks for it (kNoTid until then): rows
+// of one segment whose identifiers ascend with ordinals settle ties by
+// ordinal, and a frequent term's best block holds many equal scores.
+constexpr uint64_t kNoTid = UINT64_MAX;
 struct Cand {
-  scipis_am_hit h;
+  mutable scipis_am_hit h;
   uint32_t src, ord;
 };
-bool better_cand(const Cand& a, const Cand& b);
-scipis_am_hit cand_hit(const Cand& c) { return c.h; }
+// The sources' rows, for the identifiers of candidates.
+struct CandSources {
+  std::vector<Source*> src;
+  std::vector<char> ascend;
+};
+// Best first: score descending, then identifier ascending.
+struct CandFirst {
+  const CandSources* cs;
+  uint64_t tid(const Cand& c) const {
+    if (c.h.tid == kNoTid) c.h.tid = cs->src[c.src]->tid(c.ord);
+    return c.h.tid;
+  }
+  bool operator()(const Cand& a, const Cand& b) const {
+    if (a.h.score != b.h.score) return a.h.score > b.h.score;
+    if (a.src == b.src && a.src < cs->src.size() && cs->ascend[a.src]) return a.ord < b.ord;
+    return tid(a) < tid(b);
+  }
+};
 scipis_am_hit same_hit(const scipis_am_hit& h) { return h; }
 
 }  // namespace
@@ -202,12 +223,14 @@ struct AmQuery::SourceState {
   size_t left = 0;
   // A one-term scan's blocks are its ranges, made a batch at a time, best
   // first: most scans stop within the first, and a frequent term has
-  // thousands of blocks. bounds[b] is block b's; blocks after (cut_bound,
-  // cut_b) in range order are not made yet.
-  std::vector<double> bounds;
+  // thousands of blocks. Blocks after (cut_bound, cut_b) in range order
+  // are not made yet. Bounds are computed as blocks are picked, not kept
+  // per block: an array of them, zeroed and faulted in afresh by every
+  // query, cost as much as the picking.
   double cut_bound = kInfScore;
   size_t cut_b = 0, batch = 32;
   bool cut = false, more = false;
+  std::vector<std::pair<double, size_t>> picked;  // next_blocks' heap
   bool tids_ascend = false;
   // Blocks decoded so far, their postings in an arena of chunks (the
   // pointers stay valid as blocks are added; freed at once).
@@ -278,7 +301,6 @@ bool better_hit(const scipis_am_hit& a, const scipis_am_hit& b) {
   if (a.score != b.score) return a.score > b.score;
   return a.tid < b.tid;
 }
-bool better_cand(const Cand& a, const Cand& b) { return better_hit(a.h, b.h); }
 
 // The segments and pending entries of a view, as a hash: a round resumes
 // only when the view is the same.
@@ -374,12 +396,7 @@ void AmQuery::add_ranges(SourceState& ss) {
   if (nt == 1) {
     // One term: its blocks are the ranges (they cover the ordinals end to
     // end), with no merge of boundaries to make.
-    const size_t nb = tb[0].count();
-    ss.bounds.resize(nb);
-    for (size_t b = 0; b < nb; b++) {
-      ss.bounds[b] = block_bound(ss, 0, b);
-    }
-    ss.more = nb > 0;
+    ss.more = tb[0].count() > 0;
     next_blocks(ss);
     return;
   }
@@ -461,26 +478,27 @@ double AmQuery::block_bound(const SourceState& ss, size_t t, size_t b) const {
 // ranges (the heap is empty when it is asked).
 void AmQuery::next_blocks(SourceState& ss) {
   const TermBlocks& tb = ss.tb[0];
-  const size_t nb = ss.bounds.size(), m = ss.batch;
+  const size_t nb = tb.count(), m = ss.batch;
   ss.batch *= 2;
+  using Picked = std::pair<double, size_t>;  // bound, block
+  // a after b in range order: a smaller bound, or the same and later.
+  auto later = [](const Picked& a, const Picked& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  };
   // The m best blocks after the cut: a heap whose top is the worst kept.
-  auto later = [&](size_t a, size_t b) {
-    return ss.bounds[a] != ss.bounds[b] ? ss.bounds[a] < ss.bounds[b] : a > b;
-  };
-  auto after_cut = [&](size_t b) {
-    return !ss.cut || ss.bounds[b] < ss.cut_bound || (ss.bounds[b] == ss.cut_bound && b > ss.cut_b);
-  };
-  std::vector<size_t> keep;
+  auto worse_first = [&](const Picked& a, const Picked& b) { return later(b, a); };
+  std::vector<Picked>& keep = ss.picked;
+  keep.clear();
   keep.reserve(m);
-  auto worse_first = [&](size_t a, size_t b) { return later(b, a); };
   for (size_t b = 0; b < nb; b++) {
-    if (!after_cut(b)) continue;
+    const Picked x{block_bound(ss, 0, b), b};
+    if (ss.cut && !(x.first < ss.cut_bound || (x.first == ss.cut_bound && b > ss.cut_b))) continue;
     if (keep.size() < m) {
-      keep.push_back(b);
+      keep.push_back(x);
       std::push_heap(keep.begin(), keep.end(), worse_first);
-    } else if (later(keep.front(), b)) {
+    } else if (later(keep.front(), x)) {
       std::pop_heap(keep.begin(), keep.end(), worse_first);
-      keep.back() = b;
+      keep.back() = x;
       std::push_heap(keep.begin(), keep.end(), worse_first);
     }
   }
@@ -488,13 +506,13 @@ void AmQuery::next_blocks(SourceState& ss) {
   ss.ranges.clear();
   if (!keep.empty()) {
     ss.cut = true;
-    ss.cut_bound = ss.bounds[keep.front()];
-    ss.cut_b = keep.front();
+    ss.cut_bound = keep.front().first;
+    ss.cut_b = keep.front().second;
   }
-  for (size_t b : keep) {
+  for (const auto& [bound, b] : keep) {
     const uint32_t act = act_index(ss.acts.size());
-    ss.acts.push_back({0, static_cast<uint32_t>(b), ss.bounds[b]});
-    ss.ranges.emplace_back(Range{tb.first(b), tb.last(b), ss.bounds[b], act, 1});
+    ss.acts.push_back({0, static_cast<uint32_t>(b), bound});
+    ss.ranges.emplace_back(Range{tb.first(b), tb.last(b), bound, act, 1});
   }
 }
 
@@ -535,7 +553,7 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
       // Ranges of that bound come by ordinal; with identifiers ascending
       // by ordinal, no later one can either.
       if (exact && ss.tids_ascend && top.bound <= kth->score &&
-          s.tid(static_cast<uint32_t>(top.lo)) > kth->tid)
+          (kc->src == si ? top.lo > kc->ord : s.tid(static_cast<uint32_t>(top.lo)) > best.first().tid(*kc)))
         break;
     }
     std::pop_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
@@ -712,7 +730,7 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
           continue;
         }
       }
-      if (!best.offer(Cand{st.hit(p), si, p.ord})) continue;
+      if (!best.offer(Cand{scipis_am_hit{kNoTid, score, 0}, si, p.ord})) continue;
       st.pool.push_back(p);
     }
   }
@@ -736,7 +754,13 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
   }
   ranked_->has_cursor = has_after;
   ranked_->cursor = cursor;
-  BestAfter<Cand, bool (*)(const Cand&, const Cand&)> best(better_cand, k, has_after,
+  CandSources cs;
+  for (SourceState& ss : ranked_->srcs) {
+    cs.src.push_back(ss.src.get());
+    cs.ascend.push_back(ss.tids_ascend ? 1 : 0);
+  }
+  const CandFirst order{&cs};
+  BestAfter<Cand, CandFirst> best(order, k, has_after,
                                                            Cand{cursor, UINT32_MAX, UINT32_MAX});
   // Rows the last rounds scored: those not yet returned compete again.
   RankedState& st = *ranked_;
@@ -746,11 +770,11 @@ void AmQuery::ranked(const scipis_am_view& view, const scipis_am_reader& rd, uin
       continue;
     st.pool[kept++] = p;
     const Cand* kth = best.kth();
-    if (!(kth && p.score < kth->h.score)) best.offer(Cand{st.hit(p), p.src, p.ord});
+    if (!(kth && p.score < kth->h.score)) best.offer(Cand{scipis_am_hit{kNoTid, p.score, 0}, p.src, p.ord});
   }
   st.pool.resize(kept);
   for (uint32_t i = 0; i < st.srcs.size(); i++) score_ranges(st, i, best);
-  best.drain(hits, cand_hit);
+  best.drain(hits, [&](const Cand& c) { return scipis_am_hit{order.tid(c), c.h.score, 0}; });
 }
 
 void AmQuery::rest(const scipis_am_view& view, const scipis_am_reader& rd, uint64_t k,

@@ -313,9 +313,14 @@ PagedSegment::IndexEntry PagedSegment::index_entry(uint64_t g) {
 template <typename F>
 void PagedSegment::each_in_group(uint64_t g, F&& f) {
   const IndexEntry e = index_entry(g);
-  group_bytes_.resize(e.dict_bytes);
-  read(e.off, e.dict_bytes, group_bytes_.data());
-  Cursor c(group_bytes_.data(), group_bytes_.size());
+  // In place when one page holds the block (a lookup reads one a segment).
+  const char* block = reinterpret_cast<const char*>(span(e.off, e.dict_bytes));
+  if (!block) {
+    group_bytes_.resize(e.dict_bytes);
+    read(e.off, e.dict_bytes, group_bytes_.data());
+    block = group_bytes_.data();
+  }
+  Cursor c(block, e.dict_bytes);
   const uint64_t n = c.varint();
   if (!c.ok() || n == 0 || n > kGroupTerms) fail_corrupt(what_, "bad dictionary group");
   char prev[kMaxToken];
