@@ -16,6 +16,7 @@
 #include "am/am_format.h"
 #include "am/seg_reader.h"
 #include "am/seg_writer.h"
+#include "am_test_pages.h"
 #include "scipis_engine.h"
 #include "util/error.h"
 
@@ -30,37 +31,9 @@ using scipis::am::Vals;
 
 constexpr uint32_t kPayload = 300;  // small pages: values cross their boundaries
 
-struct Pages {
-  std::vector<std::string> segs;
-  static int read(void* ctx, const scipis_am_segment* seg, uint32_t page, unsigned char* dst,
-                  scipis_error* err) {
-    const std::string& s = static_cast<Pages*>(ctx)->segs.at(seg->id);
-    if (page >= seg->npages) {
-      err->code = SCIPIS_E_CORRUPT;
-      snprintf(err->message, sizeof(err->message), "page out of range");
-      return -1;
-    }
-    std::memset(dst, 0, kPayload);
-    const size_t off = static_cast<size_t>(page) * kPayload;
-    std::memcpy(dst, s.data() + off, std::min<size_t>(kPayload, s.size() - off));
-    return 0;
-  }
-  scipis_am_segment add(std::string bytes) {
-    scipis_am_segment seg{static_cast<uint32_t>(segs.size()), 0,
-                          static_cast<uint32_t>((bytes.size() + kPayload - 1) / kPayload), bytes.size()};
-    segs.push_back(std::move(bytes));
-    return seg;
-  }
-  scipis_am_reader reader() { return scipis_am_reader{this, kPayload, &Pages::read, {0, 0, 0}}; }
-};
-
-std::string take_blob(scipis_am_blob* b) {
-  size_t n;
-  const unsigned char* d = scipis_am_blob_data(b, &n);
-  std::string s(reinterpret_cast<const char*>(d), n);
-  scipis_am_blob_free(b);
-  return s;
-}
+using Pages = scipis::test::AmPages<kPayload>;
+using Index = scipis::test::AmIndex<kPayload>;
+using scipis::test::take_blob;
 
 bool pass(const Filters& fs, const std::vector<uint64_t>& v, const std::vector<uint8_t>& nulls,
           size_t row, size_t ncols) {
@@ -163,23 +136,6 @@ std::vector<Row> rows_with_values(size_t n, uint32_t seed) {
   }
   return rows;
 }
-
-struct Index {
-  Pages pages;
-  std::vector<scipis_am_segment> segs;
-  std::vector<std::string> pending;
-  std::vector<const unsigned char*> ptr;
-  std::vector<uint32_t> len;
-  scipis_am_view view() {
-    ptr.clear();
-    len.clear();
-    for (auto& p : pending) {
-      ptr.push_back(reinterpret_cast<const unsigned char*>(p.data()));
-      len.push_back(static_cast<uint32_t>(p.size()));
-    }
-    return scipis_am_view{segs.data(), static_cast<int>(segs.size()), ptr.data(), len.data(), pending.size()};
-  }
-};
 
 // Rows [0, built) built by two indexers in a small memory (several
 // segments), the rest as pending entries.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "am/am_merge.h"
+#include "am_test_pages.h"
 #include "scipis_engine.h"
 #include "util/bytes.h"
 #include "util/error.h"
@@ -22,43 +23,9 @@ namespace {
 
 constexpr uint32_t kPayload = 512;  // small pages: many boundaries crossed
 
-// A segment's bytes as pages, read through the callback the C side provides.
-struct Pages {
-  std::vector<std::string> segs;
-  int reads = 0;
-  static int read(void* ctx, const scipis_am_segment* seg, uint32_t page, unsigned char* dst,
-                  scipis_error* err) {
-    auto* p = static_cast<Pages*>(ctx);
-    p->reads++;
-    const std::string& s = p->segs.at(seg->id);
-    if (page >= seg->npages) {
-      err->code = SCIPIS_E_CORRUPT;
-      snprintf(err->message, sizeof(err->message), "page out of range");
-      return -1;
-    }
-    std::memset(dst, 0, kPayload);
-    const size_t off = static_cast<size_t>(page) * kPayload;
-    std::memcpy(dst, s.data() + off, std::min<size_t>(kPayload, s.size() - off));
-    return 0;
-  }
-  scipis_am_segment add(std::string bytes) {
-    scipis_am_segment seg{static_cast<uint32_t>(segs.size()), 0,
-                          static_cast<uint32_t>((bytes.size() + kPayload - 1) / kPayload),
-                          bytes.size()};
-    segs.push_back(std::move(bytes));
-    return seg;
-  }
-  uint32_t rel[3] = {0, 0, 0};  // the page cache's name for these pages; 0s: no caching
-  scipis_am_reader reader() { return scipis_am_reader{this, kPayload, &Pages::read, {rel[0], rel[1], rel[2]}}; }
-};
-
-std::string take_blob(scipis_am_blob* b) {
-  size_t n;
-  const unsigned char* d = scipis_am_blob_data(b, &n);
-  std::string s(reinterpret_cast<const char*>(d), n);
-  scipis_am_blob_free(b);
-  return s;
-}
+using Pages = scipis::test::AmPages<kPayload>;
+using Index = scipis::test::AmIndex<kPayload>;
+using scipis::test::take_blob;
 
 struct Row {
   uint64_t tid;
@@ -161,24 +128,6 @@ std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64
   scipis_am_build_free(b);
   return segs;
 }
-
-struct Index {
-  Pages pages;
-  std::vector<scipis_am_segment> segs;
-  std::vector<std::string> pending;
-  std::vector<const unsigned char*> pend_ptr;
-  std::vector<uint32_t> pend_len;
-  scipis_am_view view() {
-    pend_ptr.clear();
-    pend_len.clear();
-    for (auto& p : pending) {
-      pend_ptr.push_back(reinterpret_cast<const unsigned char*>(p.data()));
-      pend_len.push_back(static_cast<uint32_t>(p.size()));
-    }
-    return scipis_am_view{segs.data(), static_cast<int>(segs.size()), pend_ptr.data(),
-                          pend_len.data(), pending.size()};
-  }
-};
 
 // Every match in rank order, fetched in rounds of `round` from the cursor.
 std::vector<scipis_am_hit> ranked_in_rounds(Index& ix, const std::string& q, bool all, size_t round,
