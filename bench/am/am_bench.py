@@ -259,24 +259,29 @@ def time_query(sess, sql):
 
 
 def cached_function(tbl):
-    """am_time_cached_<tbl>(terms): the scipis top-k of query_sql as static SQL
-    in PL/pgSQL, so that its plan is cached as an application's prepared
-    statement's is; the text's cast to scipisquery is timed with it."""
+    """am_time_cached_<tbl>(terms [, lo, hi]): the scipis top-k of query_sql
+    as static SQL in PL/pgSQL, so that its plan is cached as an
+    application's prepared statement's is; the text's cast to scipisquery
+    is timed with it. With lo and hi: the timestamp window's kinds."""
     _, t, col = TABLES[tbl]
-    psql("""CREATE OR REPLACE FUNCTION am_time_cached_%s(q text, OUT us float8, OUT ids bigint[], OUT scores float8[])
-            LANGUAGE plpgsql AS $f$
-            DECLARE t0 timestamptz; qq scipisquery;
-            BEGIN
-              t0 := clock_timestamp();
-              qq := q::scipisquery;
-              SELECT array_agg(x.id), array_agg(-x.d) INTO ids, scores
-                FROM (SELECT r.id, r.%s <@> qq AS d FROM %s r WHERE r.%s @@@ qq ORDER BY d LIMIT 10) x;
-              us := 1e6 * extract(epoch FROM clock_timestamp() - t0);
-            END $f$""" % (tbl, col, t, col))
+    for args, filt in (("", ""), (", lo timestamptz, hi timestamptz", " AND r.ts >= lo AND r.ts < hi")):
+        if filt and tbl != "lines":
+            continue
+        psql("""CREATE OR REPLACE FUNCTION am_time_cached_%s(q text%s, OUT us float8, OUT ids bigint[], OUT scores float8[])
+                LANGUAGE plpgsql AS $f$
+                DECLARE t0 timestamptz; qq scipisquery;
+                BEGIN
+                  t0 := clock_timestamp();
+                  qq := q::scipisquery;
+                  SELECT array_agg(x.id), array_agg(-x.d) INTO ids, scores
+                    FROM (SELECT r.id, r.%s <@> qq AS d FROM %s r WHERE r.%s @@@ qq%s ORDER BY d LIMIT 10) x;
+                  us := 1e6 * extract(epoch FROM clock_timestamp() - t0);
+                END $f$""" % (tbl, args, col, t, col, filt))
 
 
 def time_cached(sess, tbl, q):
-    out = sess.run("SELECT us, ids, scores FROM am_time_cached_%s(%s)" % (tbl, lit(" ".join(q["terms"]))))
+    win = "" if q.get("ts_lo") is None else ", %s, %s" % (ts_lit(q["ts_lo"]), ts_lit(q["ts_hi"]))
+    out = sess.run("SELECT us, ids, scores FROM am_time_cached_%s(%s%s)" % (tbl, lit(" ".join(q["terms"])), win))
     us, ids, sc = out.strip().split("\n")[-1].split("|")
     return float(us), parse_arr(ids, int), parse_arr(sc, float)
 
@@ -691,8 +696,8 @@ def run_sql_system(R, a, system, tbl, man, qs, tb, parts, scratch, plan_out, res
                 log("%s on %s: %d queries" % (system, tbl, len(qs)))
                 res, info = run_query_set(R, a, system, tbl, qs, sess)
                 if system == "scipis" and a.plan_cached:
-                    # The unfiltered kinds again, their plan cached.
-                    cqs = [q for q in qs if q.get("ts_lo") is None]
+                    # Every kind again, its plan cached.
+                    cqs = qs
                     cached_function(tbl)
                     log("%s on %s: %d queries, plan cached" % (system, tbl, len(cqs)))
                     cres, cinfo = run_query_set(R, a, "scipis_cached", tbl, cqs, sess,
@@ -703,7 +708,7 @@ def run_sql_system(R, a, system, tbl, man, qs, tb, parts, scratch, plan_out, res
                     log("  plan cached: %d of %d queries return the same ids and scores" % (len(cqs) - len(differ),
                                                                                            len(cqs)))
                     out["query_cached"] = dict(res=cres, info=cinfo, differ=differ, summary=summarize_latency(
-                        R, "scipis_cached", tbl, cqs, cres, cinfo, a, kinds=["t1", "t3"]))
+                        R, "scipis_cached", tbl, cqs, cres, cinfo, a))
             finally:
                 sess.close()
             out["query"] = dict(res=res, info=info, summary=summarize_latency(R, system, tbl, qs, res, info, a))
@@ -891,7 +896,7 @@ def report(a, out, info, man, tbs, parts, systems, results, R, t_start):
         for kind in KINDS[tbl]:
             row("%s top-10 p50, ms" % KIND_TEXT[kind], "%s_p50_ms" % kind, "low")
             row("%s top-10 p99, ms" % KIND_TEXT[kind], "%s_p99_ms" % kind, "low")
-        for kind in ("t1", "t3"):
+        for kind in KINDS[tbl]:
             # scipis's statement with its plan cached, in scipis's column,
             # against the same queries of the peers (timed as above).
             for pc in ("p50", "p99"):
@@ -951,8 +956,8 @@ def report(a, out, info, man, tbs, parts, systems, results, R, t_start):
           "kind. SQL: timed in the server by `am_time()` (clock_timestamp() around EXECUTE of the statement: parse, "
           "plan, execute, the 10 ids and scores aggregated), one session per system and table, `enable_seqscan = off`, "
           "`statement_timeout = %gs`%s. Lucene: System.nanoTime in the JVM around query building, search and reading "
-          "the 10 stored ids. Rows \"scipis's plan cached\": the same unfiltered scipis queries through "
-          "`am_time_cached_<table>(terms)`, the statement as static SQL in PL/pgSQL so that its plan is cached as "
+          "the 10 stored ids. Rows \"scipis's plan cached\": the same scipis queries through "
+          "`am_time_cached_<table>(terms [, lo, hi])`, the statement as static SQL in PL/pgSQL so that its plan is cached as "
           "a prepared statement's is (the cast of the text to scipisquery timed with it), in the same session after "
           "the run above; the peers' columns repeat their numbers above.\n" % (
               a.query_timeout,
@@ -1101,7 +1106,7 @@ def main():
     ap.add_argument("--query-timeout", type=float, default=10)
     ap.add_argument("--spot", type=int, default=20)
     ap.add_argument("--plan-cached", type=int, default=1,
-                    help="1: also time scipis's unfiltered queries with their plan cached (PL/pgSQL static SQL)")
+                    help="1: also time scipis's queries with their plan cached (PL/pgSQL static SQL)")
     ap.add_argument("--insert-batch", type=int, default=100)
     ap.add_argument("--index-cache-size", default="512MB",
                     help="scipis.index_cache_size of scipis's query sessions ('' leaves the default, 32MB)")

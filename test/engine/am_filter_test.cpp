@@ -47,8 +47,9 @@ bool pass(const Filters& fs, const std::vector<uint64_t>& v, const std::vector<u
 TEST(AmFilter, ValuesRoundTripAtTheirEdges) {
   std::mt19937_64 rng(11);
   const uint64_t M = UINT64_MAX;
-  for (size_t n : {1, 2, 63, 64, 65, 130, 700}) {
-    for (int shape = 0; shape < 6; shape++) {
+  // 8292 rows: three runs of kValSuper groups, the last a part one.
+  for (size_t n : {1, 2, 63, 64, 65, 130, 700, 8292}) {
+    for (int shape = 0; shape < 7; shape++) {
       Vals vals;
       vals.ncols = 2;
       std::vector<DocEntry> docs;
@@ -62,10 +63,11 @@ TEST(AmFilter, ValuesRoundTripAtTheirEdges) {
           case 2: v[0] = rng(), v[1] = rng() >> (rng() % 64); break;  // anything
           case 3: v[0] = M - i, v[1] = (uint64_t{1} << 63) + i; break;
           case 5: v[0] = 1000000000000000 + 3000000 * (rng() % 5000), v[1] = 7 * (rng() % 100); break;
+          case 6: v[0] = 1000 + 3 * i + rng() % 2, v[1] = i / 4096; break;  // following the rows
           default: v[0] = rng() % 1000, v[1] = rng() % 3; break;  // steps packed
         }
         nl[0] = shape == 4 || (shape == 5 && rng() % 4 == 0);  // every row NULL, some
-        nl[1] = shape == 2 && rng() % 7 == 0;
+        nl[1] = (shape == 2 && rng() % 7 == 0) || (shape == 6 && i < 4096 && rng() % 500 == 0);
         vals.add(v, nl);
       }
       SegmentWriter w(docs, 0, &vals);
@@ -92,6 +94,15 @@ TEST(AmFilter, ValuesRoundTripAtTheirEdges) {
         uint64_t a = t < 6 ? (t % 3 == 0 ? 0 : t % 3 == 1 ? M : 1) : rng() >> (rng() % 64);
         uint64_t b = t < 6 ? (t < 3 ? M : 0) : a + (rng() >> (rng() % 64));
         if (b < a) b = M;
+        if (t >= 30) {
+          // Edges at a row's value next to a run's or a group's first row.
+          const size_t unit = t % 2 ? scipis::am::kValGroup : scipis::am::kValGroup * scipis::am::kValSuper;
+          const size_t r = std::min(n - 1, unit * (rng() % (n / unit + 1)) + rng() % 3 - std::min<size_t>(1, n - 1));
+          a = vals.v[r * 2 + col] - (rng() % 3 == 0 && vals.v[r * 2 + col] > 0);
+          b = t % 3 == 0 ? M : a + rng() % 4;
+          if (t % 4 == 0) std::swap(a, b = vals.v[std::min(n - 1, r + rng() % 5000) * 2 + col]);
+          if (b < a) std::swap(a, b);
+        }
         fs.push_back({col, a, b});
         if (t % 5 == 0) fs.push_back({1 - col, 0, rng() >> 1});
         std::vector<char> want(n);
@@ -100,13 +111,22 @@ TEST(AmFilter, ValuesRoundTripAtTheirEdges) {
           ASSERT_EQ(s.passes(static_cast<uint32_t>(i), fs), want[i] != 0) << n << " " << shape << " " << t;
         }
         for (size_t lo = 0; lo < n; lo += 1 + rng() % 90) {
-          const size_t hi = std::min(n - 1, lo + rng() % 300);
+          const size_t hi = std::min(n - 1, lo + rng() % (lo % 2 ? 300 : 12000));
           bool any = false;
           for (size_t i = lo; i <= hi; i++) any = any || want[i];
           if (any) {
             ASSERT_TRUE(s.may_pass(static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), fs));
           }
         }
+      }
+      if (shape == 6 && n > 8192) {
+        // A window inside the second run: the first and third runs' ranges
+        // are skipped whole, however many groups they span.
+        const Filters fs{{0, vals.v[5000 * 2], vals.v[5100 * 2]}};
+        EXPECT_FALSE(s.may_pass(0, 4095, fs));
+        EXPECT_FALSE(s.may_pass(100, 3000, fs));
+        EXPECT_TRUE(s.may_pass(4096, 8191, fs));
+        EXPECT_FALSE(s.may_pass(8192, static_cast<uint32_t>(n - 1), fs));
       }
     }
   }
@@ -137,13 +157,13 @@ std::vector<Row> rows_with_values(size_t n, uint32_t seed) {
   return rows;
 }
 
-// Rows [0, built) built by two indexers in a small memory (several
-// segments), the rest as pending entries.
-void make_index(Index& ix, const std::vector<Row>& rows, size_t built) {
+// Rows [0, built) built by two indexers in `memory` bytes (a small one
+// makes several segments), the rest as pending entries.
+void make_index(Index& ix, const std::vector<Row>& rows, size_t built, size_t memory = 256 << 10) {
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);
   scipis_error err;
-  scipis_am_build* b = scipis_am_build_start(delim, 2, 256 << 10, 2, &err);
+  scipis_am_build* b = scipis_am_build_start(delim, 2, memory, 2, &err);
   ASSERT_NE(b, nullptr) << err.message;
   auto drain = [&](int timeout) {
     scipis_am_blob* blob;
@@ -209,11 +229,10 @@ std::vector<scipis_am_hit> ranked(Index& ix, const std::string& q, bool all,
   return out;
 }
 
-TEST(AmFilter, FilteredAnswersAreTheUnfilteredOnesMinusRejectedRows) {
-  const auto rows = rows_with_values(6000, 5);
-  Index ix;
-  make_index(ix, rows, 5600);
-  ASSERT_GT(ix.segs.size(), 1u);
+// queries random queries over ix (rows' values span `span` from 1000000):
+// filtered answers equal the unfiltered ones minus the rows a brute-force
+// check of the values rejects.
+void check_filtered(Index& ix, const std::vector<Row>& rows, int queries, uint64_t span) {
   auto row_passes = [&](const Row& r, const std::vector<scipis_am_filter>& fs) {
     for (const auto& f : fs)
       if (r.nl[f.col] || r.v[f.col] < f.lo || r.v[f.col] > f.hi) return false;
@@ -224,13 +243,13 @@ TEST(AmFilter, FilteredAnswersAreTheUnfilteredOnesMinusRejectedRows) {
   std::mt19937 rng(17);
   scipis_error err;
   auto rd = ix.pages.reader();
-  for (int i = 0; i < 150; i++) {
+  for (int i = 0; i < queries; i++) {
     std::string q = "w" + std::to_string(static_cast<uint32_t>(std::pow(rng() % 1000 + 1, 1.6)) % 3000);
     if (i % 3) q += " w" + std::to_string(rng() % 50);
     if (i % 4 == 1) q += " w" + std::to_string(rng() % 8);
     const bool all = i % 5 == 0;
     std::vector<scipis_am_filter> fs;
-    const uint64_t lo = 1000000 + rng() % 18000, width = i % 7 == 0 ? 0 : rng() % 6000;
+    const uint64_t lo = 1000000 + rng() % span, width = i % 7 == 0 ? 0 : rng() % (span / 3);
     fs.push_back({0, lo, lo + width});
     if (i % 3 == 0) fs.push_back({1, rng() % 20, 20 + rng() % 40});
     if (i % 11 == 0) fs.push_back({1, 60, UINT64_MAX});  // nothing passes
@@ -276,6 +295,25 @@ TEST(AmFilter, FilteredAnswersAreTheUnfilteredOnesMinusRejectedRows) {
     ASSERT_EQ(std::vector<uint64_t>(only, only + n), want_f);
     std::free(only);
   }
+}
+
+TEST(AmFilter, FilteredAnswersAreTheUnfilteredOnesMinusRejectedRows) {
+  const auto rows = rows_with_values(6000, 5);
+  Index ix;
+  make_index(ix, rows, 5600);
+  ASSERT_GT(ix.segs.size(), 1u);
+  check_filtered(ix, rows, 150, 18000);
+}
+
+// Segments of many runs of kValSuper groups: ranges and rows are decided by
+// their runs' summaries first (a window over the timestamps that follow the
+// rows passes whole runs and rejects others), by groups and rows at its edges.
+TEST(AmFilter, LargeSegmentsSkipByRunsAndStillAnswerExactly) {
+  const auto rows = rows_with_values(40000, 23);
+  Index ix;
+  make_index(ix, rows, 39000, 64 << 20);
+  ASSERT_LE(ix.segs.size(), 2u);
+  check_filtered(ix, rows, 90, 120000);
 }
 
 TEST(AmFilter, AFilterOnAMissingColumnOrDamagedValuesIsAnError) {

@@ -57,6 +57,7 @@ constexpr uint32_t kSegValsShift = 16;
 constexpr uint32_t kSegValsMask = 31u << kSegValsShift;
 constexpr uint32_t kMaxVals = 31;
 constexpr size_t kValGroup = 64;
+constexpr size_t kValSuper = 64;  // groups a reader summarises together
 constexpr size_t kValDirEntry = 39;
 constexpr size_t kTidGroup = 64;
 constexpr size_t kTidDirEntry = 12;

@@ -488,11 +488,16 @@ void AmQuery::next_blocks(SourceState& ss) {
   // The m best blocks after the cut: a heap whose top is the worst kept.
   auto worse_first = [&](const Picked& a, const Picked& b) { return later(b, a); };
   std::vector<Picked>& keep = ss.picked;
+  const bool filtered = !filters_.empty();
   keep.clear();
   keep.reserve(m);
   for (size_t b = 0; b < nb; b++) {
     const Picked x{block_bound(ss, 0, b), b};
     if (ss.cut && !(x.first < ss.cut_bound || (x.first == ss.cut_bound && b > ss.cut_b))) continue;
+    const bool kept = keep.size() < m || later(keep.front(), x);
+    // A block whose rows all fail the filters is never picked: a window
+    // over ordered values would otherwise fill batches with blocks outside.
+    if (!kept || (filtered && !ss.src->may_pass(tb.first(b), tb.last(b), filters_))) continue;
     if (keep.size() < m) {
       keep.push_back(x);
       std::push_heap(keep.begin(), keep.end(), worse_first);

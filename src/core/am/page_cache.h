@@ -52,11 +52,23 @@ struct SegKey {
 // end, every kIndexChunk-th key of its dictionary index), kept so that a
 // query opens it without reading a page.
 constexpr uint64_t kIndexChunk = 64;
+// A filter column's rows in runs of kValSuper value groups: their smallest
+// and largest keys, made from the groups' entries when first needed (BRIN's
+// ranges, for log tables whose timestamps follow the rows).
+struct ValSum {
+  uint64_t min = 0, max = 0;
+  bool known = false, some = false, nulls = false;  // some: a row not NULL
+};
+using ValSums = std::vector<std::vector<ValSum>>;  // per column, per run
+
 struct SegMeta {
   Footer f;
   uint64_t docs_end = 0, tid_bits = 0;
   std::vector<uint64_t> val_at, val_bits;  // per filter column (version 4)
   std::vector<uint64_t> chunk_keys;
+  // Filled in by the segment's readers as queries need them (shared: the
+  // meta is, but a run's summary never changes once made).
+  std::shared_ptr<ValSums> val_sums;
 };
 
 class PageCache {

@@ -25,6 +25,7 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
     val_at_ = meta_->val_at;
     val_bits_ = meta_->val_bits;
     val_cache_.resize(val_at_.size());
+    sums_ = meta_->val_sums;
     return;
   }
   std::string raw(kFooterBytes, '\0');
@@ -59,6 +60,7 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
     }
   }
   val_cache_.resize(val_at_.size());
+  sums_ = std::make_shared<ValSums>(val_at_.size());
   if (cache) {
     auto m = std::make_shared<SegMeta>();
     m->f = f_;
@@ -66,6 +68,7 @@ PagedSegment::PagedSegment(const scipis_am_reader& rd, const scipis_am_segment& 
     m->tid_bits = tid_bits_;
     m->val_at = val_at_;
     m->val_bits = val_bits_;
+    m->val_sums = sums_;
     // The next opening narrows its dictionary search to kIndexChunk
     // groups without reading the index.
     for (uint64_t g = 0; g < f_.groups; g += kIndexChunk) m->chunk_keys.push_back(index_entry(g).key);
@@ -203,8 +206,13 @@ const ValGroup& PagedSegment::val_group(uint32_t c, uint64_t g) {
   if (vc.g == g) return vc.vg;
   const uint64_t groups = (f_.ndocs + kValGroup - 1) / kValGroup;
   if (c >= val_at_.size() || g >= groups) fail_corrupt(what_, "row ordinal out of range");
-  unsigned char raw[kValDirEntry];
-  read(val_at_[c] + g * kValDirEntry, kValDirEntry, reinterpret_cast<char*>(raw));
+  unsigned char buf[kValDirEntry];
+  const uint64_t off = val_at_[c] + g * kValDirEntry;
+  const unsigned char* raw = span(off, kValDirEntry);
+  if (!raw) {
+    read(off, kValDirEntry, reinterpret_cast<char*>(buf));
+    raw = buf;
+  }
   const ValGroup vg = get_val_group(raw);
   const uint64_t rows = std::min<uint64_t>(kValGroup, f_.ndocs - g * kValGroup);
   const uint64_t full = rows == 64 ? ~0ull : (1ull << rows) - 1;
@@ -262,9 +270,44 @@ void PagedSegment::vals(uint32_t ord, uint64_t* v, uint8_t* nulls) {
   }
 }
 
+const ValSum& PagedSegment::val_sum(uint32_t c, uint64_t s) {
+  ValCache& vc = val_cache_[c];
+  if (vc.s == s) return *vc.vs;
+  std::vector<ValSum>& sums = (*sums_)[c];
+  const uint64_t groups = (f_.ndocs + kValGroup - 1) / kValGroup;
+  if (sums.empty()) sums.resize((groups + kValSuper - 1) / kValSuper);
+  if (s >= sums.size()) fail_corrupt(what_, "row ordinal out of range");
+  ValSum& vs = sums[s];
+  if (!vs.known) vs = summarise(c, s);
+  vc.s = s;
+  vc.vs = &vs;
+  return vs;
+}
+
+ValSum PagedSegment::summarise(uint32_t c, uint64_t s) {
+  const uint64_t groups = (f_.ndocs + kValGroup - 1) / kValGroup;
+  ValSum out;
+  for (uint64_t g = s * kValSuper; g < std::min(groups, (s + 1) * kValSuper); g++) {
+    const ValGroup& vg = val_group(c, g);
+    const uint64_t rows = std::min<uint64_t>(kValGroup, f_.ndocs - g * kValGroup);
+    const uint64_t full = rows == 64 ? ~0ull : (1ull << rows) - 1;
+    out.nulls |= vg.nulls != 0;
+    if (vg.nulls == full) continue;
+    out.min = out.some ? std::min(out.min, vg.min) : vg.min;
+    out.max = out.some ? std::max(out.max, vg.max) : vg.max;
+    out.some = true;
+  }
+  out.known = true;
+  return out;
+}
+
 bool PagedSegment::passes(uint32_t ord, const Filters& fs) {
   if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
   for (const Filter& f : fs) {
+    // Most rows of a window over ordered values are decided by their run.
+    const ValSum& vs = val_sum(f.col, ord / (kValGroup * kValSuper));
+    if (!vs.some || vs.max < f.lo || vs.min > f.hi) return false;
+    if (!vs.nulls && vs.min >= f.lo && vs.max <= f.hi) continue;
     const ValGroup& vg = val_group(f.col, ord / kValGroup);
     if ((vg.nulls >> (ord % kValGroup)) & 1) return false;
     if (vg.max < f.lo || vg.min > f.hi) return false;
@@ -276,10 +319,26 @@ bool PagedSegment::passes(uint32_t ord, const Filters& fs) {
 }
 
 bool PagedSegment::may_pass(uint32_t lo, uint32_t hi, const Filters& fs) {
-  // Ranges of a rare term span many groups: reading all their entries
-  // would cost more than checking the term's few rows.
+  // A range of a rare term may span the segment: past this many runs its
+  // few rows cost less to check one by one.
+  constexpr uint64_t kMaxRuns = 16;
+  // Groups are checked one by one in ranges of fewer than this many.
   constexpr uint64_t kMaxGroups = 8;
   if (fs.empty() || hi < lo || hi >= f_.ndocs) return true;
+  const uint64_t s0 = lo / (kValGroup * kValSuper), s1 = hi / (kValGroup * kValSuper);
+  if (s1 - s0 >= kMaxRuns) return true;
+  bool any = false;
+  for (uint64_t s = s0; s <= s1 && !any; s++) {
+    any = true;
+    for (const Filter& f : fs) {
+      const ValSum& vs = val_sum(f.col, s);
+      if (!vs.some || vs.max < f.lo || vs.min > f.hi) {
+        any = false;
+        break;
+      }
+    }
+  }
+  if (!any) return false;
   const uint64_t g0 = lo / kValGroup, g1 = hi / kValGroup;
   if (g1 - g0 >= kMaxGroups) return true;
   for (uint64_t g = g0; g <= g1; g++) {
@@ -297,6 +356,7 @@ bool PagedSegment::may_pass(uint32_t lo, uint32_t hi, const Filters& fs) {
   }
   return false;
 }
+
 
 DocEntry PagedSegment::doc(uint32_t ord) { return DocEntry{tid(ord), len(ord)}; }
 

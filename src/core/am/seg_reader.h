@@ -39,6 +39,9 @@ class PagedSegment : public Source {
  private:
   // Column c's group g's directory entry (checked), the last one kept.
   const ValGroup& val_group(uint32_t c, uint64_t g);
+  // Column c's run s of kValSuper groups, summarised on first use.
+  const ValSum& val_sum(uint32_t c, uint64_t s);
+  ValSum summarise(uint32_t c, uint64_t s);
   // Row ord's key in column c (not NULL), its group vg.
   uint64_t val_key(uint32_t c, const ValGroup& vg, uint32_t ord);
   struct DictTerm {
@@ -84,11 +87,14 @@ class PagedSegment : public Source {
   struct ValCache {
     uint64_t g = UINT64_MAX;
     ValGroup vg{};
+    uint64_t s = UINT64_MAX;  // the run of the last val_sum()
+    const ValSum* vs = nullptr;
     // The group's keys, unpacked whole by vals() (a merge reads them all).
     uint64_t dg = UINT64_MAX;
     uint64_t keys[kValGroup];
   };
   std::vector<ValCache> val_cache_;
+  std::shared_ptr<ValSums> sums_;  // the meta's, or this reader's own
   std::string val_buf_;
   absl::flat_hash_map<uint32_t, Held> pages_;
   uint32_t last_page_ = UINT32_MAX;  // the page of the last read, at last_
