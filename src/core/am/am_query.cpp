@@ -698,10 +698,9 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
     }
     // Survivors, compacted.
     size_t m = 0;
-    const bool filtered = !filters_.empty();
+    if (!filters_.empty()) s.filter(cand.data(), cand.size(), filters_, keep.data());
     for (size_t i = 0; i < cand.size(); i++) {
       if (!keep[i]) continue;
-      if (filtered && !s.passes(cand[i], filters_)) continue;
       if (match_ == SCIPIS_MATCH_ALL) {
         size_t matched = 0;
         for (size_t a = 0; a < na; a++) matched += ctf[i * na + a] > 0;

@@ -82,6 +82,11 @@ class Source {
   virtual bool passes(uint32_t ord, const Filters& fs);
   // False when no row in [lo, hi] can pass.
   virtual bool may_pass(uint32_t, uint32_t, const Filters&) { return true; }
+  // keep[i] cleared for each row ords[i] (i < n) that fails a filter.
+  virtual void filter(const uint32_t* ords, size_t n, const Filters& fs, char* keep) {
+    for (size_t i = 0; i < n; i++)
+      if (keep[i] && !passes(ords[i], fs)) keep[i] = 0;
+  }
 };
 // Fails unless every filter names a column the source holds.
 void check_filters(Source& src, const Filters& fs, const std::string& what);

@@ -318,6 +318,30 @@ bool PagedSegment::passes(uint32_t ord, const Filters& fs) {
   return true;
 }
 
+void PagedSegment::filter(const uint32_t* ords, size_t n, const Filters& fs, char* keep) {
+  // A run's verdict serves every row of it: none, all, or each row decides.
+  enum { kNone, kAll, kEach } verdict = kNone;
+  uint64_t cur = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    if (!keep[i]) continue;
+    if (ords[i] >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+    const uint64_t s = ords[i] / (kValGroup * kValSuper);
+    if (s != cur) {
+      cur = s;
+      verdict = kAll;
+      for (const Filter& f : fs) {
+        const ValSum& vs = val_sum(f.col, s);
+        if (!vs.some || vs.max < f.lo || vs.min > f.hi) {
+          verdict = kNone;
+          break;
+        }
+        if (vs.nulls || vs.min < f.lo || vs.max > f.hi) verdict = kEach;
+      }
+    }
+    if (verdict == kNone || (verdict == kEach && !passes(ords[i], fs))) keep[i] = 0;
+  }
+}
+
 bool PagedSegment::may_pass(uint32_t lo, uint32_t hi, const Filters& fs) {
   // A range of a rare term may span the segment: past this many runs its
   // few rows cost less to check one by one.

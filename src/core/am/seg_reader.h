@@ -35,6 +35,7 @@ class PagedSegment : public Source {
   void vals(uint32_t ord, uint64_t* v, uint8_t* nulls) override;
   bool passes(uint32_t ord, const Filters& fs) override;
   bool may_pass(uint32_t lo, uint32_t hi, const Filters& fs) override;
+  void filter(const uint32_t* ords, size_t n, const Filters& fs, char* keep) override;
 
  private:
   // Column c's group g's directory entry (checked), the last one kept.
