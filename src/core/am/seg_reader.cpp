@@ -301,13 +301,22 @@ ValSum PagedSegment::summarise(uint32_t c, uint64_t s) {
   return out;
 }
 
+PagedSegment::RunVerdict PagedSegment::run_verdict(uint64_t s, const Filters& fs) {
+  RunVerdict v = kAll;
+  for (const Filter& f : fs) {
+    const ValSum& vs = val_sum(f.col, s);
+    if (!vs.some || vs.max < f.lo || vs.min > f.hi) return kNone;
+    if (vs.nulls || vs.min < f.lo || vs.max > f.hi) v = kEach;
+  }
+  return v;
+}
+
 bool PagedSegment::passes(uint32_t ord, const Filters& fs) {
   if (ord >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+  // Most rows of a window over ordered values are decided by their run.
+  const RunVerdict rv = run_verdict(ord / (kValGroup * kValSuper), fs);
+  if (rv != kEach) return rv == kAll;
   for (const Filter& f : fs) {
-    // Most rows of a window over ordered values are decided by their run.
-    const ValSum& vs = val_sum(f.col, ord / (kValGroup * kValSuper));
-    if (!vs.some || vs.max < f.lo || vs.min > f.hi) return false;
-    if (!vs.nulls && vs.min >= f.lo && vs.max <= f.hi) continue;
     const ValGroup& vg = val_group(f.col, ord / kValGroup);
     if ((vg.nulls >> (ord % kValGroup)) & 1) return false;
     if (vg.max < f.lo || vg.min > f.hi) return false;
@@ -319,8 +328,8 @@ bool PagedSegment::passes(uint32_t ord, const Filters& fs) {
 }
 
 void PagedSegment::filter(const uint32_t* ords, size_t n, const Filters& fs, char* keep) {
-  // A run's verdict serves every row of it: none, all, or each row decides.
-  enum { kNone, kAll, kEach } verdict = kNone;
+  // A run's verdict serves every row of it.
+  RunVerdict verdict = kNone;
   uint64_t cur = UINT64_MAX;
   for (size_t i = 0; i < n; i++) {
     if (!keep[i]) continue;
@@ -328,15 +337,7 @@ void PagedSegment::filter(const uint32_t* ords, size_t n, const Filters& fs, cha
     const uint64_t s = ords[i] / (kValGroup * kValSuper);
     if (s != cur) {
       cur = s;
-      verdict = kAll;
-      for (const Filter& f : fs) {
-        const ValSum& vs = val_sum(f.col, s);
-        if (!vs.some || vs.max < f.lo || vs.min > f.hi) {
-          verdict = kNone;
-          break;
-        }
-        if (vs.nulls || vs.min < f.lo || vs.max > f.hi) verdict = kEach;
-      }
+      verdict = run_verdict(s, fs);
     }
     if (verdict == kNone || (verdict == kEach && !passes(ords[i], fs))) keep[i] = 0;
   }
@@ -352,16 +353,7 @@ bool PagedSegment::may_pass(uint32_t lo, uint32_t hi, const Filters& fs) {
   const uint64_t s0 = lo / (kValGroup * kValSuper), s1 = hi / (kValGroup * kValSuper);
   if (s1 - s0 >= kMaxRuns) return true;
   bool any = false;
-  for (uint64_t s = s0; s <= s1 && !any; s++) {
-    any = true;
-    for (const Filter& f : fs) {
-      const ValSum& vs = val_sum(f.col, s);
-      if (!vs.some || vs.max < f.lo || vs.min > f.hi) {
-        any = false;
-        break;
-      }
-    }
-  }
+  for (uint64_t s = s0; s <= s1 && !any; s++) any = run_verdict(s, fs) != kNone;
   if (!any) return false;
   const uint64_t g0 = lo / kValGroup, g1 = hi / kValGroup;
   if (g1 - g0 >= kMaxGroups) return true;

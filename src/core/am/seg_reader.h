@@ -43,6 +43,9 @@ class PagedSegment : public Source {
   // Column c's run s of kValSuper groups, summarised on first use.
   const ValSum& val_sum(uint32_t c, uint64_t s);
   ValSum summarise(uint32_t c, uint64_t s);
+  // Whether run s's rows all fail fs, all pass, or must each be checked.
+  enum RunVerdict { kNone, kAll, kEach };
+  RunVerdict run_verdict(uint64_t s, const Filters& fs);
   // Row ord's key in column c (not NULL), its group vg.
   uint64_t val_key(uint32_t c, const ValGroup& vg, uint32_t ord);
   struct DictTerm {
