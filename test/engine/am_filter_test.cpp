@@ -160,32 +160,16 @@ std::vector<Row> rows_with_values(size_t n, uint32_t seed) {
 // Rows [0, built) built by two indexers in `memory` bytes (a small one
 // makes several segments), the rest as pending entries.
 void make_index(Index& ix, const std::vector<Row>& rows, size_t built, size_t memory = 256 << 10) {
+  auto add = [&](scipis_am_build* b, size_t i, scipis_error* err) {
+    const Row& r = rows[i];
+    const scipis_am_vals vals{2, r.v, r.nl};
+    return scipis_am_build_add(b, r.tid, r.text.data(), r.text.size(), r.null, &vals, err);
+  };
+  for (std::string& seg : scipis::test::build_segments(built, 2, memory, 2, add))
+    ix.segs.push_back(ix.pages.add(std::move(seg)));
   unsigned char delim[256];
   scipis_tokenizer_named("word", delim);
   scipis_error err;
-  scipis_am_build* b = scipis_am_build_start(delim, 2, memory, 2, &err);
-  ASSERT_NE(b, nullptr) << err.message;
-  auto drain = [&](int timeout) {
-    scipis_am_blob* blob;
-    const int r = scipis_am_build_take(b, timeout, &blob, &err);
-    EXPECT_GE(r, 0) << err.message;
-    if (r == 1) ix.segs.push_back(ix.pages.add(take_blob(blob)));
-    return r;
-  };
-  for (size_t i = 0; i < built; i++) {
-    const Row& r = rows[i];
-    const scipis_am_vals vals{2, r.v, r.nl};
-    int rc;
-    while ((rc = scipis_am_build_add(b, r.tid, r.text.data(), r.text.size(), r.null, &vals, &err)) == 1)
-      drain(5);
-    ASSERT_EQ(rc, 0) << err.message;
-  }
-  int rc;
-  while ((rc = scipis_am_build_finish_input(b, &err)) == 1) drain(5);
-  ASSERT_EQ(rc, 0);
-  while (drain(50) != 2) {
-  }
-  scipis_am_build_free(b);
   for (size_t i = built; i < rows.size(); i++) {
     const scipis_am_vals vals{2, rows[i].v, rows[i].nl};
     scipis_am_blob* e = scipis_am_entry_encode(rows[i].tid, rows[i].text.data(), rows[i].text.size(),

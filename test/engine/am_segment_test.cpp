@@ -101,32 +101,13 @@ std::map<uint64_t, double> oracle(const std::vector<Row>& rows, const std::strin
 
 std::vector<std::string> build(const std::vector<Row>& rows, int threads, uint64_t memory,
                                uint64_t* flushes = nullptr) {
-  unsigned char delim[256];
-  scipis_tokenizer_named("word", delim);
-  scipis_error err;
-  scipis_am_build* b = scipis_am_build_start(delim, threads, memory, 0, &err);
-  EXPECT_NE(b, nullptr) << err.message;
-  std::vector<std::string> segs;
-  auto drain = [&](int timeout) {
-    scipis_am_blob* blob;
-    int r = scipis_am_build_take(b, timeout, &blob, &err);
-    EXPECT_GE(r, 0) << err.message;
-    if (r == 1) segs.push_back(take_blob(blob));
-    return r;
-  };
-  for (const Row& r : rows) {
-    int rc;
-    while ((rc = scipis_am_build_add(b, r.tid, r.text.data(), r.text.size(), r.null, nullptr, &err)) == 1) drain(5);
-    EXPECT_EQ(rc, 0) << err.message;
-  }
-  int rc;
-  while ((rc = scipis_am_build_finish_input(b, &err)) == 1) drain(5);
-  EXPECT_EQ(rc, 0);
-  while (drain(50) != 2) {
-  }
-  if (flushes) *flushes = scipis_am_build_flushes(b);
-  scipis_am_build_free(b);
-  return segs;
+  return scipis::test::build_segments(
+      rows.size(), threads, memory, 0,
+      [&](scipis_am_build* b, size_t i, scipis_error* err) {
+        const Row& r = rows[i];
+        return scipis_am_build_add(b, r.tid, r.text.data(), r.text.size(), r.null, nullptr, err);
+      },
+      flushes);
 }
 
 // Every match in rank order, fetched in rounds of `round` from the cursor.

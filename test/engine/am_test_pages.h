@@ -1,6 +1,9 @@
 // The access method's engine tests: segments as pages of Payload bytes read
-// through the callback the C side provides, and an index's view over them.
+// through the callback the C side provides, an index's view over them, and
+// segments built through the pipeline.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -66,6 +69,41 @@ inline std::string take_blob(scipis_am_blob* b) {
   std::string s(reinterpret_cast<const char*>(d), n);
   scipis_am_blob_free(b);
   return s;
+}
+
+// Segments built from n rows by `threads` indexers in `memory` bytes, rows
+// holding nvals filter values: add(b, i, &err) adds row i (as
+// scipis_am_build_add does, 1 asking for a segment to be taken first).
+template <typename Add>
+std::vector<std::string> build_segments(size_t n, int threads, uint64_t memory, uint32_t nvals, Add add,
+                                        uint64_t* flushes = nullptr) {
+  unsigned char delim[256];
+  scipis_tokenizer_named("word", delim);
+  scipis_error err;
+  std::vector<std::string> segs;
+  scipis_am_build* b = scipis_am_build_start(delim, threads, memory, nvals, &err);
+  EXPECT_NE(b, nullptr) << err.message;
+  if (!b) return segs;
+  auto drain = [&](int timeout) {
+    scipis_am_blob* blob;
+    const int r = scipis_am_build_take(b, timeout, &blob, &err);
+    EXPECT_GE(r, 0) << err.message;
+    if (r == 1) segs.push_back(take_blob(blob));
+    return r;
+  };
+  for (size_t i = 0; i < n; i++) {
+    int rc;
+    while ((rc = add(b, i, &err)) == 1) drain(5);
+    EXPECT_EQ(rc, 0) << err.message;
+  }
+  int rc;
+  while ((rc = scipis_am_build_finish_input(b, &err)) == 1) drain(5);
+  EXPECT_EQ(rc, 0) << err.message;
+  while (drain(50) != 2) {
+  }
+  if (flushes) *flushes = scipis_am_build_flushes(b);
+  scipis_am_build_free(b);
+  return segs;
 }
 
 }  // namespace scipis::test
