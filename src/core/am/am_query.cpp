@@ -210,6 +210,12 @@ struct AmQuery::Range {
   uint32_t excl = 0, nexcl = 0;
 };
 
+// A range's place in a source's heap of ranges.
+struct AmQuery::RangeKey {
+  double bound;
+  uint32_t lo, at;  // at: its slot in ranges
+};
+
 struct AmQuery::Act {
   uint32_t t, b;
   double bound;
@@ -219,8 +225,12 @@ struct AmQuery::SourceState {
   std::unique_ptr<Source> src;
   std::vector<TermBlocks> tb;
   std::vector<Act> acts;
-  std::vector<Range> ranges;  // a heap of the first `left` of them
-  size_t left = 0;
+  std::vector<Range> ranges;
+  // The ranges not taken yet, best first: a heap of small keys (a frequent
+  // term's tens of thousands of ranges, sifted at every pop, missed the
+  // caches at 32 bytes a range). A taken range's slot is reused.
+  std::vector<RangeKey> heap;
+  void make_heap();
   // A one-term scan's blocks are its ranges, made a batch at a time, best
   // first: most scans stop within the first, and a frequent term has
   // thousands of blocks. Blocks after (cut_bound, cut_b) in range order
@@ -277,16 +287,29 @@ struct AmQuery::RankedState {
 
 AmQuery::~AmQuery() = default;
 
+
 namespace {
 
+
 // Orders the ranges' heap: best bound first, then by ordinal.
-struct LaterRange {
-  bool operator()(const AmQuery::Range& a, const AmQuery::Range& b) const {
+struct LaterKey {
+  bool operator()(const AmQuery::RangeKey& a, const AmQuery::RangeKey& b) const {
     if (a.bound != b.bound) return a.bound < b.bound;
     return a.lo > b.lo;
   }
 };
-constexpr LaterRange later_range;
+constexpr LaterKey later_key;
+
+}  // namespace
+
+void AmQuery::SourceState::make_heap() {
+  if (ranges.size() > UINT32_MAX) fail(SCIPIS_E_INTERNAL, "too many ranges in one query");
+  heap.resize(ranges.size());
+  for (size_t i = 0; i < ranges.size(); i++) heap[i] = RangeKey{ranges[i].bound, ranges[i].lo, static_cast<uint32_t>(i)};
+  std::make_heap(heap.begin(), heap.end(), later_key);
+}
+
+namespace {
 
 // A term of at most this many blocks cuts a query's ranges by its rows.
 constexpr size_t kPointBlocks = 4;
@@ -380,8 +403,7 @@ void AmQuery::open_ranked(const scipis_am_view& view, const scipis_am_reader& rd
     add_ranges(ss);
     // Best bound first, then by ordinal; a heap, as most queries stop
     // after a few of the ranges.
-    std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
-    ss.left = ss.ranges.size();
+    ss.make_heap();
     ss.tids_ascend = s.tids_ascend();
     st->srcs.push_back(std::move(ss));
   }
@@ -541,15 +563,13 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
   const bool exact = exact_bounds(ranking_);
   Source& s = *ss.src;
   for (;;) {
-    if (ss.left == 0) {
+    if (ss.heap.empty()) {
       if (!ss.more) break;
       next_blocks(ss);
-      std::make_heap(ss.ranges.begin(), ss.ranges.end(), later_range);
-      ss.left = ss.ranges.size();
-      if (ss.left == 0) break;
+      ss.make_heap();
+      if (ss.heap.empty()) break;
     }
-    const auto begin = ss.ranges.begin();
-    const Range& top = ss.ranges.front();
+    const RangeKey& top = ss.heap.front();
     if (const Cand* kc = best.kth()) {
       const scipis_am_hit* kth = &kc->h;
       if (top.bound * kBoundMargin < kth->score) break;
@@ -561,8 +581,10 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
           (kc->src == si ? top.lo > kc->ord : s.tid(static_cast<uint32_t>(top.lo)) > best.first().tid(*kc)))
         break;
     }
-    std::pop_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
-    const Range r = ss.ranges[--ss.left];
+    std::pop_heap(ss.heap.begin(), ss.heap.end(), later_key);
+    const uint32_t slot = ss.heap.back().at;
+    ss.heap.pop_back();
+    const Range r = ss.ranges[slot];
     // No row of the range passes the filters: nothing to decode.
     if (!filters_.empty() && !s.may_pass(r.lo, r.hi, filters_)) continue;
     // The range's postings per active (then excluded) term, decoded once
@@ -629,8 +651,9 @@ void AmQuery::score_ranges(RankedState& st, uint32_t si, Best& best) {
         for (size_t a = 0; a < r.nact; a++)
           if (essential[a]) ss.acts.push_back(ss.acts[r.act + a]);
         rest.nexcl = act_index(ss.acts.size()) - rest.excl;
-        ss.ranges[ss.left++] = rest;
-        std::push_heap(begin, begin + static_cast<std::ptrdiff_t>(ss.left), later_range);
+        ss.ranges[slot] = rest;
+        ss.heap.push_back({rest.bound, rest.lo, slot});
+        std::push_heap(ss.heap.begin(), ss.heap.end(), later_key);
       }
     }
     // The range's rows, a column at a time: drawn from the essential

@@ -47,6 +47,7 @@ class AmQuery {
   std::vector<uint64_t> tids;
 
   struct Range;
+  struct RangeKey;
   struct Act;
 
  private:
