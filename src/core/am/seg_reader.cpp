@@ -189,8 +189,19 @@ void PagedSegment::lens(const uint32_t* ords, size_t n, uint32_t* out) {
     for (size_t i = 0; i < n; i++) out[i] = len(ords[i]);
     return;
   }
-  // One byte a row: rows of one page read in place.
+  // One byte a row: rows of one page read in place. A term's rows lie far
+  // apart, each length a miss in the CPU's caches: all are asked for
+  // first, so that the misses overlap (only prefetched: the pages are
+  // loaded again below, as more than kLocalPages of them may come and go).
   const uint32_t payload = rd_.payload;
+  for (size_t i = 0; i < n && n > 1;) {
+    if (ords[i] >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
+    const uint32_t page = ords[i] / payload;
+    const uint64_t page_end = std::min<uint64_t>(static_cast<uint64_t>(page + 1) * payload, f_.ndocs);
+    const uint64_t first = static_cast<uint64_t>(page) * payload;
+    load(page);
+    for (; i < n && ords[i] < page_end; i++) __builtin_prefetch(last_ + (ords[i] - first));
+  }
   for (size_t i = 0; i < n;) {
     if (ords[i] >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
     const uint32_t page = ords[i] / payload;
