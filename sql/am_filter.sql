@@ -174,4 +174,36 @@ CREATE INDEX amf_bad ON amf USING scipis (body, (n::numeric));
 CREATE INDEX amf_bad ON amf USING scipis (body, ts) INCLUDE (n);
 
 DROP TABLE amf, amf2;
+
+-- Runs of 4096 rows: the index's readers summarise each filter column per
+-- run, and a window over timestamps that follow the rows passes or skips
+-- whole runs (NULL timestamps in some runs, windows inside one run, across
+-- runs, on their edges and outside every row). The same checks on a table
+-- of 30,000 rows, by the same functions.
+CREATE TABLE amf (id int PRIMARY KEY, ts timestamptz, body text) WITH (autovacuum_enabled = off);
+INSERT INTO amf
+SELECT i,
+       CASE WHEN i % 997 = 0 OR i BETWEEN 12000 AND 12100 THEN NULL
+            ELSE '2026-01-01 00:00:00+00'::timestamptz + i * interval '1 second' END,
+       'w' || (i % 7) || CASE WHEN i % 3 = 0 THEN ' common' ELSE '' END ||
+         CASE WHEN i % 50 = 0 THEN ' rare' ELSE '' END
+FROM generate_series(1, 30000) i;
+CREATE INDEX amf_idx ON amf USING scipis (body, ts);
+ANALYZE amf;
+SELECT q, cond, k, amf_check(q, cond, k) FROM (VALUES
+  ('rare', 'ts >= ''2026-01-01 01:23:20+00'' AND ts < ''2026-01-01 04:43:20+00''', 10),
+  ('rare', 'ts >= ''2026-01-01 01:23:20+00'' AND ts < ''2026-01-01 04:43:20+00''', NULL),
+  ('common', 'ts >= ''2026-01-01 01:23:20+00'' AND ts < ''2026-01-01 04:43:20+00''', 10),
+  ('common w3', 'ts > ''2026-01-01 02:16:32+00'' AND ts <= ''2026-01-01 03:24:48+00''', 25),
+  ('w1 rare', 'ts >= ''2026-01-01 03:10:00+00'' AND ts < ''2026-01-01 03:30:00+00''', NULL),
+  ('common', 'ts = ''2026-01-01 01:08:16+00''', 1),
+  ('common', 'ts = ''2026-01-01 01:08:15+00''', 1),
+  ('w5', 'ts < ''2026-01-01 00:01:00+00''', NULL),
+  ('w5', 'ts >= ''2026-01-01 08:20:00+00''', NULL),
+  ('rare', 'ts > ''2026-01-02 00:00:00+00''', 10),
+  ('common', 'ts >= ''2026-01-01 03:20:00+00'' AND ts < ''2026-01-01 03:22:00+00''', NULL)
+) v(q, cond, k);
+SELECT amf_set('common', 'ts >= ''2026-01-01 01:08:16+00'' AND ts < ''2026-01-01 02:16:32+00'''),
+       amf_set(NULL, 'ts >= ''2026-01-01 03:19:00+00'' AND ts < ''2026-01-01 03:23:00+00''');
+DROP TABLE amf;
 DROP FUNCTION amf_check(text, text, int), amf_set(text, text);
