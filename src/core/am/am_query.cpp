@@ -523,7 +523,7 @@ void AmQuery::next_blocks(SourceState& ss) {
     if (keep.size() < m) {
       keep.push_back(x);
       std::push_heap(keep.begin(), keep.end(), worse_first);
-    } else if (later(keep.front(), x)) {
+    } else {
       std::pop_heap(keep.begin(), keep.end(), worse_first);
       keep.back() = x;
       std::push_heap(keep.begin(), keep.end(), worse_first);

@@ -183,33 +183,31 @@ uint32_t PagedSegment::len(uint32_t ord) {
   return get_len(raw, w);
 }
 
-void PagedSegment::lens(const uint32_t* ords, size_t n, uint32_t* out) {
-  const uint32_t w = f_.len_bytes();
-  if (f_.version < 3 || w != 1) {
-    for (size_t i = 0; i < n; i++) out[i] = len(ords[i]);
-    return;
-  }
-  // One byte a row: rows of one page read in place. A term's rows lie far
-  // apart, each length a miss in the CPU's caches: all are asked for
-  // first, so that the misses overlap (only prefetched: the pages are
-  // loaded again below, as more than kLocalPages of them may come and go).
+template <typename F>
+void PagedSegment::each_len_byte(const uint32_t* ords, size_t n, F&& f) {
   const uint32_t payload = rd_.payload;
-  for (size_t i = 0; i < n && n > 1;) {
-    if (ords[i] >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
-    const uint32_t page = ords[i] / payload;
-    const uint64_t page_end = std::min<uint64_t>(static_cast<uint64_t>(page + 1) * payload, f_.ndocs);
-    const uint64_t first = static_cast<uint64_t>(page) * payload;
-    load(page);
-    for (; i < n && ords[i] < page_end; i++) __builtin_prefetch(last_ + (ords[i] - first));
-  }
   for (size_t i = 0; i < n;) {
     if (ords[i] >= f_.ndocs) fail_corrupt(what_, "row ordinal out of range");
     const uint32_t page = ords[i] / payload;
     const uint64_t page_end = std::min<uint64_t>(static_cast<uint64_t>(page + 1) * payload, f_.ndocs);
     const uint64_t first = static_cast<uint64_t>(page) * payload;
     load(page);
-    for (; i < n && ords[i] < page_end; i++) out[i] = get_len(last_ + (ords[i] - first), 1);
+    for (; i < n && ords[i] < page_end; i++) f(i, last_ + (ords[i] - first));
   }
+}
+
+void PagedSegment::lens(const uint32_t* ords, size_t n, uint32_t* out) {
+  const uint32_t w = f_.len_bytes();
+  if (f_.version < 3 || w != 1) {
+    for (size_t i = 0; i < n; i++) out[i] = len(ords[i]);
+    return;
+  }
+  // One byte a row, read in place. A term's rows lie far apart, each
+  // length a miss in the CPU's caches: all are asked for first, so that
+  // the misses overlap (only prefetched: the pages are loaded again for the
+  // reads, as more than kLocalPages of them may come and go).
+  if (n > 1) each_len_byte(ords, n, [](size_t, const unsigned char* p) { __builtin_prefetch(p); });
+  each_len_byte(ords, n, [&](size_t i, const unsigned char* p) { out[i] = get_len(p, 1); });
 }
 
 const ValGroup& PagedSegment::val_group(uint32_t c, uint64_t g) {

@@ -38,6 +38,10 @@ class PagedSegment : public Source {
   void filter(const uint32_t* ords, size_t n, const Filters& fs, char* keep) override;
 
  private:
+  // f(i, byte) for the length byte of each row ords[i] (one byte a row),
+  // a page at a time.
+  template <typename F>
+  void each_len_byte(const uint32_t* ords, size_t n, F&& f);
   // Column c's group g's directory entry (checked), the last one kept.
   const ValGroup& val_group(uint32_t c, uint64_t g);
   // Column c's run s of kValSuper groups, summarised on first use.
