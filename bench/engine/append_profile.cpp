@@ -3,6 +3,8 @@
 // tail tier is merged when it piles up, as the job workers do, outside
 // the timed part (reported apart).
 //   bench/build/append_profile SCRATCH LOG_DIR N [x: also build the log alone]
+// AP_NO_MERGE=1 leaves the tail alone (segments pile up: a profile of the
+// refresh alone, whose cost then grows with them).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
     if (finish(scipis_refresh_start(idx.c_str(), tree.c_str(), &o, &p, 1, 0, &err), &st, &err)) { puts(err.message); return 1; }
     ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count() * 1e3); cs.push_back((cpu()-c0)*1e3); ss.push_back((sys_cpu()-s0)*1e3);
     if (st.files_appended != 1) { puts("not an append"); return 1; }
-    if (scipis_compact_needed(idx.c_str(), 0)) {
+    if (!getenv("AP_NO_MERGE") && scipis_compact_needed(idx.c_str(), 0)) {
       double c1 = cpu();
       if (finish(scipis_compact_start(idx.c_str(), &o, 0, &err), &st, &err)) { puts(err.message); return 1; }
       merges++; merge_cpu += (cpu() - c1) * 1e3;

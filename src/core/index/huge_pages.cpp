@@ -21,9 +21,13 @@ size_t mapped_size(size_t bytes) { return (bytes + kHugePage - 1) & ~(kHugePage 
 // mappings would be faulted in and zeroed by the kernel every time.
 class Spare {
  public:
-  ~Spare() {
-    for (const Region& r : regions_)
-      if (r.base) unmap(r.base, r.size);
+  ~Spare() { drop(); }
+  void drop() {
+    for (Region& r : regions_)
+      if (r.base) {
+        unmap(r.base, r.size);
+        r = Region{};
+      }
   }
   void* take(size_t size) {
     for (Region& r : regions_) {
@@ -58,6 +62,11 @@ thread_local bool keep_spares = false;
 }  // namespace
 
 void keep_freed_huge_pages() { keep_spares = true; }
+
+void drop_freed_huge_pages() {
+  keep_spares = false;
+  spare.drop();
+}
 
 void* huge_alloc(size_t bytes, bool* zeroed, bool huge) {
   if (zeroed) *zeroed = false;

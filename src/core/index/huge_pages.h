@@ -23,6 +23,9 @@ void huge_free(void* p, size_t bytes);
 // build); other threads give freed regions back to the kernel at once, so
 // that a backend holds no index memory between builds.
 void keep_freed_huge_pages();
+// Gives back what the calling thread kept and stops keeping: the end of
+// a task on a thread that lives on (util/engine_thread.h).
+void drop_freed_huge_pages();
 
 template <typename T>
 struct HugePageAllocator {

@@ -149,16 +149,20 @@ thread_local bool kept_closed = false;
 struct KeptCleaner {
   bool armed = false;  // set with the first array kept: the cleaner then exists
   ~KeptCleaner() {
-    for (KeptArray& k : kept_arrays) {
-      delete[] k.p;
-      k = KeptArray{nullptr, 0};
-    }
-    kept_entries = 0;
+    drop_kept_block_lists();
     kept_closed = true;
   }
 };
 thread_local KeptCleaner kept_cleaner;
 }  // namespace
+
+void drop_kept_block_lists() {
+  for (KeptArray& k : kept_arrays) {
+    delete[] k.p;
+    k = KeptArray{nullptr, 0};
+  }
+  kept_entries = 0;
+}
 
 BlockList::~BlockList() {
   if (!heap_ || cap_ > kMaxKeptEntries - kept_entries || kept_closed) return;

@@ -71,6 +71,10 @@ struct BlockInfo {
 // memory for them, cleared and then faulted in page by page, cost more
 // than the parse. Entries are not cleared: the parse sets every field. A
 // thread keeps at most 16 arrays and 2^18 entries (16 MiB) between uses.
+// Frees the arrays the calling thread keeps (the end of a task on a kept
+// engine thread, util/engine_thread.h).
+void drop_kept_block_lists();
+
 class BlockList {
  public:
   BlockList() = default;

@@ -174,7 +174,7 @@ void remove_marks(const PipelineConfig& c) {
 
 void coordinate(scipis_build* b) {
   std::exception_ptr cleaning_error;
-  std::thread cleaner([b, &cleaning_error] {
+  EngineThread cleaner([b, &cleaning_error] {
     try {
       for (const auto& g : b->garbage)
         remove_tree(g, b->pipeline ? &b->pipeline->stop_flag() : &b->compact->stop);
@@ -338,18 +338,12 @@ void publish_generation(const std::string& dir, const std::string& gen, Manifest
 void launch_build(scipis_build& b) {
   b.started = std::chrono::steady_clock::now();
   b.started_ns = realtime_ns();
-  // Threads inherit the creator's signal mask: block everything first.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
   try {
-    b.coordinator = std::thread(coordinate, &b);
+    b.coordinator = EngineThread([pb = &b] { coordinate(pb); });
   } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     remove_tree(b.cfg.gen_dir);
     throw;
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 extern "C" scipis_build* scipis_build_start(const char* dir, const char* root,

@@ -19,6 +19,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/refresh.h"
 #include "scipis_engine.h"
+#include "util/engine_thread.h"
 
 // What a refresh knows beyond a build.
 struct RefreshState {
@@ -42,7 +43,7 @@ struct scipis_build {
   scipis::PipelineConfig cfg;
   scipis::Manifest next;
   std::unique_ptr<scipis::Pipeline> pipeline;
-  std::thread coordinator;
+  scipis::EngineThread coordinator;
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;

@@ -20,6 +20,7 @@
 #include "pipeline/build.h"
 #include "pipeline/dir_records.h"
 #include "query/collection.h"
+#include "util/engine_thread.h"
 #include "util/door.h"
 #include "util/error.h"
 #include "util/fileio.h"
@@ -456,7 +457,8 @@ void compact_run(scipis_build* b) {
         1, std::min<uint32_t>(ni, static_cast<uint32_t>(std::max(1, o.indexer_threads))));
     std::atomic<uint32_t> next{0};
     std::vector<std::exception_ptr> errors(nt);
-    std::vector<std::thread> threads;
+    std::vector<EngineThread> threads;
+    // A nice level cannot be undone: merges beside refreshes get their own.
     for (uint32_t t = 0; t < nt; t++)
       threads.emplace_back([&, t] {
         // Beside refreshes, a merge takes the cores the refreshes leave:
@@ -468,7 +470,7 @@ void compact_run(scipis_build* b) {
           errors[t] = std::current_exception();
           next = ni;
         }
-      });
+      }, cs.beside);
     for (auto& th : threads) th.join();
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);

@@ -17,6 +17,7 @@
 #include "index/segment_format.h"
 #include "index/segment_pack.h"
 #include "index/tfidf_index.h"
+#include "util/engine_thread.h"
 #include "util/time_ns.h"
 #include "util/crc32c.h"
 #include "util/error.h"
@@ -168,7 +169,9 @@ void Pipeline::run() {
   // name order, as a resume expects.
   const size_t per_node = cfg_.rules.known ? static_cast<size_t>(std::max(1, o.reader_threads)) : 1;
   std::atomic<size_t> crawling{nodes * per_node};
-  std::vector<std::thread> crawlers, readers, indexers, writers;
+  // A pinned thread stays pinned: the plan's threads are the build's own.
+  const bool own = placer_ != nullptr;
+  std::vector<EngineThread> crawlers, readers, indexers, writers;
   for (size_t n = 0; n < nodes; n++)
     for (size_t k = 0; k < per_node; k++)
       crawlers.emplace_back(guard([this, n, &work, &crawling] {
@@ -176,13 +179,13 @@ void Pipeline::run() {
         place(NumaRole::kCrawler, node, node);
         Crawler(cfg_.rules, *files_[n], stop_, found_, node).run(work, totals_.skipped);
         if (--crawling == 0) found_.done.store(!stop_.load() && !paused_.load());
-      }));
+      }), own);
   for (int i = 0; i < o.reader_threads; i++)
-    readers.emplace_back(guard([this, i] { reader_loop(i); }));
+    readers.emplace_back(guard([this, i] { reader_loop(i); }), own);
   for (int i = 0; i < o.indexer_threads; i++)
-    indexers.emplace_back(guard([this, i] { indexer_loop(i); }));
+    indexers.emplace_back(guard([this, i] { indexer_loop(i); }), own);
   for (int i = 0; i < o.writer_threads; i++)
-    writers.emplace_back(guard([this, i] { writer_loop(i); }));
+    writers.emplace_back(guard([this, i] { writer_loop(i); }), own);
 
   for (auto& t : crawlers) t.join();
   for (auto& q : files_) q->close();
