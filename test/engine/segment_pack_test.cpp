@@ -147,18 +147,52 @@ TEST(SegmentPack, ManifestKeepsTheFlag) {
   m.generation = 7;
   m.indexers = 2;
   m.split_factor = 4;
-  for (bool packed : {false, true, true}) {
+  for (int kind : {0, 1, 1, 2}) {  // own files, packed (before version 6), packed at the root
     SegmentRef s;
-    s.indexer = packed ? 1 : 0;
+    s.indexer = kind ? 1 : 0;
     s.seg = static_cast<uint32_t>(m.segments.size());
-    s.packed = packed;
+    s.packed = kind > 0;
+    s.pack_root = kind == 2;
     m.segments.push_back(s);
   }
   const Manifest back = Manifest::decode("MANIFEST", m.encode());
-  ASSERT_EQ(back.segments.size(), 3u);
+  ASSERT_EQ(back.segments.size(), 4u);
   EXPECT_FALSE(back.segments[0].packed);
   EXPECT_TRUE(back.segments[1].packed);
   EXPECT_TRUE(back.segments[2].packed);
+  EXPECT_TRUE(back.segments[3].packed);
+  EXPECT_FALSE(back.segments[0].pack_root);
+  EXPECT_FALSE(back.segments[1].pack_root);
+  EXPECT_TRUE(back.segments[3].pack_root);
+  EXPECT_EQ(pack_file(back.segments[1]), "tfidf_index_1/seg_1.pack");
+  EXPECT_EQ(pack_file(back.segments[3]), "tfidf_index_1.seg_3.pack");
+  // A segment with its own files is never at the root: the flag alone is refused.
+  SegmentRef own;
+  own.pack_root = true;
+  m.segments = {own};
+  EXPECT_FALSE(Manifest::decode("MANIFEST", m.encode()).segments[0].pack_root);
+}
+
+TEST(SegmentPack, ManifestRefusesARootFlagWithoutAPack) {
+  Manifest m;
+  m.generation = 3;
+  m.indexers = 1;
+  m.split_factor = 2;
+  SegmentRef s;
+  s.packed = true;
+  s.pack_root = true;
+  m.segments = {s};
+  std::string bytes = m.encode();
+  // The flags are the body's last u32; flag 2 alone is damage.
+  const size_t at = bytes.size() - 4;
+  ASSERT_EQ(static_cast<unsigned char>(bytes[at]), 3u);
+  bytes[at] = 2;
+  std::string body = bytes.substr(kHeaderSize);
+  bytes = sealed_file(kMagicManifest, 1, body, 6);
+  EXPECT_NE(corrupt_message([&] { Manifest::decode("MANIFEST", bytes); }).find("not packed"), std::string::npos);
+  bytes[bytes.size() - 4] = 4;  // an unknown flag
+  bytes = sealed_file(kMagicManifest, 1, bytes.substr(kHeaderSize), 6);
+  EXPECT_NE(corrupt_message([&] { Manifest::decode("MANIFEST", bytes); }).find("unknown flags"), std::string::npos);
 }
 
 // Refreshes write packs and nothing else for their small segments; a
@@ -190,6 +224,8 @@ TEST(SegmentPack, RefreshesAndMergesAnswerAsTheOracle) {
     const std::string gen = m.gen_dir(dir);
     EXPECT_EQ(files_named(gen, ".pack").size(), 1u);
     EXPECT_TRUE(files_named(gen, ".data").empty());
+    // The pack sits in the generation's directory: no directory beside it.
+    for (const auto& e : fs::directory_iterator(gen)) EXPECT_FALSE(e.is_directory()) << e.path();
     check(dir, root, "refresh " + std::to_string(round), {"fresh0", "fresh3 w1"});
   }
   ASSERT_EQ(finish(scipis_compact_start(dir.c_str(), &o, 0, &err), &st, &err), 0) << err.message;

@@ -17,8 +17,10 @@ namespace {
 // 4: then each segment's home generation and file number (its files may
 //    be in an older generation's directory).
 // 5: then each segment's flags (1: packed, index/segment_pack.h).
-constexpr uint32_t kManifestVersion = 5;
+// 6: flag 2: the pack is at its generation's root (with flag 1 only).
+constexpr uint32_t kManifestVersion = 6;
 constexpr uint32_t kSegPacked = 1;
+constexpr uint32_t kSegPackRoot = 2;
 }  // namespace
 
 std::string Manifest::encode() const {
@@ -46,7 +48,8 @@ std::string Manifest::encode() const {
     put_u64(body, home_of(s));
     put_u32(body, file_seg_of(s));
   }
-  for (const auto& s : segments) put_u32(body, s.packed ? kSegPacked : 0);
+  for (const auto& s : segments)
+    put_u32(body, (s.packed ? kSegPacked : 0) | (s.packed && s.pack_root ? kSegPackRoot : 0));
   return sealed_file(kMagicManifest, segments.size(), body, kManifestVersion);
 }
 
@@ -92,8 +95,11 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
   }
   for (auto& s : m.segments) {
     const uint32_t flags = h.aux >= 5 ? c.u32() : 0;
-    if (flags & ~kSegPacked) fail_corrupt(path, "segment has unknown flags");
+    if (flags & ~(kSegPacked | kSegPackRoot)) fail_corrupt(path, "segment has unknown flags");
+    if ((flags & kSegPackRoot) && !(flags & kSegPacked))
+      fail_corrupt(path, "segment is at its generation's root but not packed");
     s.packed = flags & kSegPacked;
+    s.pack_root = flags & kSegPackRoot;
   }
   if (h.aux > kManifestVersion) fail_corrupt(path, "manifest of a newer version");
   if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");

@@ -31,6 +31,10 @@ struct SegmentRef {
   uint32_t file_seg = 0;
   // Its files are parts of one pack file (index/segment_pack.h).
   bool packed = false;
+  // The pack lies in the generation's directory itself, not in the
+  // indexer's (manifest version 6): a refresh or a merge of small segments
+  // makes no directory beside its generation's.
+  bool pack_root = false;
 };
 
 inline constexpr uint64_t kOwnGeneration = UINT64_MAX;

@@ -70,14 +70,14 @@ uint64_t SegmentParts::meta_bytes() const {
 std::string PartOpener::name(Part p, uint32_t split) const {
   const uint32_t n = file_seg_of(ref_);
   if (!ref_.packed) return home_ + "/" + part_file(p, split, n, ref_.indexer);
-  std::string s = home_ + "/" + tf_dir(ref_.indexer) + "/" + seg_pack(n) + " (" + part_label(p);
+  std::string s = home_ + "/" + pack_file(ref_) + " (" + part_label(p);
   if (p == Part::kTfMeta || p == Part::kFileMeta) s += " " + std::to_string(split);
   return s + ")";
 }
 
 void PartOpener::load_pack() {
   if (pack_) return;
-  const std::string path = home_ + "/" + tf_dir(ref_.indexer) + "/" + seg_pack(file_seg_of(ref_));
+  const std::string path = home_ + "/" + pack_file(ref_);
   auto map = MappedFile::open_any(path);
   const std::string_view b = map->bytes();
   const FileHeader h = check_header(path, kMagicPack, b.data(), b.size());

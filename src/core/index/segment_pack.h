@@ -28,6 +28,12 @@ inline constexpr char kMagicPack[] = "SCIPISPK";
 constexpr uint64_t kPackMaxBytes = 8u << 20;
 
 inline std::string seg_pack(uint32_t seg) { return "seg_" + std::to_string(seg) + ".pack"; }
+// A packed segment's file under its home: tfidf_index_<i>.seg_<n>.pack at
+// the generation's root (SegmentRef::pack_root), or seg_<n>.pack in the
+// indexer's directory (written before manifest version 6).
+inline std::string pack_file(const SegmentRef& s) {
+  return tf_dir(s.indexer) + (s.pack_root ? "." : "/") + seg_pack(file_seg_of(s));
+}
 
 enum class Part { kTfData, kTfMeta, kFileData, kFileMeta, kPaths };
 
@@ -56,10 +62,10 @@ struct SegmentParts {
   uint64_t total() const { return tf_data.size() + file_data.size() + meta_bytes(); }
 };
 
-// Writes segment seg of indexer into gen as one pack (when pack and the
-// parts are small: ref->packed set) or as its own files, by put(path,
-// bytes), making the directories they go to (only one for a pack); fills
-// ref's sizes.
+// Writes segment seg of indexer into gen as one pack at its root (when
+// pack and the parts are small: ref->packed set) or as its own files, by
+// put(path, bytes), making the directories they go to (none for a pack);
+// fills ref's sizes.
 template <typename Put>
 void put_segment(const std::string& gen, const SegmentParts& p, bool pack, SegmentRef* ref, Put&& put);
 
@@ -108,8 +114,8 @@ void put_segment(const std::string& gen, const SegmentParts& p, bool pack, Segme
     parts.push_back(p.file_data);
     parts.insert(parts.end(), p.file_meta.begin(), p.file_meta.end());
     parts.push_back(p.paths);
-    mkdir_p(tdir);
-    put(tdir + seg_pack(seg), std::string_view(encode_pack(parts, splits)));
+    ref->pack_root = true;
+    put(gen + "/" + tf_dir(ref->indexer) + "." + seg_pack(seg), std::string_view(encode_pack(parts, splits)));
     return;
   }
   mkdir_p(tdir);

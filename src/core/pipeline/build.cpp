@@ -86,7 +86,7 @@ std::vector<std::string> list_garbage(const std::string& dir, const Manifest* cu
       for (uint32_t i = 0; i < current->indexers && !is_index_dir; i++)
         is_index_dir = name == tf_dir(i) || name == file_dir(i);
       if (!is_index_dir) {
-        doomed.push_back(g + "/" + name);
+        if (!files.contains(name)) doomed.push_back(g + "/" + name);  // a live pack stays
         continue;
       }
       for (const std::string& f : list_dir(g + "/" + name))
@@ -244,7 +244,7 @@ void copy_side_file(const std::string& from, const std::string& to, const char* 
 std::vector<std::string> segment_files(const SegmentRef& s, uint32_t splits) {
   const std::string t = tf_dir(s.indexer) + "/", f = file_dir(s.indexer) + "/";
   const uint32_t n = file_seg_of(s);
-  if (s.packed) return {t + seg_pack(n)};
+  if (s.packed) return {pack_file(s)};
   std::vector<std::string> out{t + seg_data(n), f + seg_data(n)};
   for (uint32_t sp = 0; sp < splits; sp++) {
     out.push_back(t + seg_meta(n, sp));

@@ -182,8 +182,10 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
 
 void scipis::link_segment(const std::string& from, const std::string& to, const SegmentRef& s,
                           uint32_t splits, uint32_t as_seg) {
-  mkdir_p(to + "/" + tf_dir(s.indexer));
-  mkdir_p(to + "/" + file_dir(s.indexer));
+  if (!s.packed || !s.pack_root) {
+    mkdir_p(to + "/" + tf_dir(s.indexer));
+    if (!s.packed) mkdir_p(to + "/" + file_dir(s.indexer));
+  }
   SegmentRef named = s;
   named.seg = as_seg;
   const std::vector<std::string> src = segment_files(s, splits), dst = segment_files(named, splits);
