@@ -113,7 +113,11 @@ bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* 
   const struct timespec ct{sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
   const bool same = !k.racy && sx.stx_size == k.size && timespec_ns(m) == k.mtime_ns &&
                     timespec_ns(ct) == k.ctime_ns && sx.stx_ino == k.ino;
-  if (!same && !k.racy && k.tail != 0 && sx.stx_ino == k.ino && sx.stx_size > k.size &&
+  // A racy file that grew is an append like any other: its size and tail
+  // checksum are of the very bytes read (whatever its times say), and the
+  // reader checks that old end before it reads on. Under a watcher nearly
+  // every log appended to is racy: read whole, they were most of its reads.
+  if (!same && k.tail != 0 && sx.stx_ino == k.ino && sx.stx_size > k.size &&
       k.size >= append_min_bytes()) {
     *append = it->second + 1;  // the reader checks its old end
     return true;
