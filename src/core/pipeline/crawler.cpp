@@ -4,7 +4,10 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
@@ -108,23 +111,28 @@ bool open_dir(const std::string& path, bool follow, struct stat& st, int& fd) {
 }
 
 // Reads an open directory's entries, sorted by name so that a crawl is
-// repeatable.
+// repeatable. getdents64 on the directory's own descriptor: opendir's
+// duplicate descriptor, its stat and flag checks were three system calls
+// per directory, a tenth of an unchanged tree's refresh.
 bool read_entries(int fd, Listing& out) {
-  const int list_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // closedir closes it
-  if (list_fd < 0) return false;
-  DIR* d = ::fdopendir(list_fd);
-  if (!d) {
-    ::close(list_fd);
-    return false;
+  alignas(8) char buf[32 << 10];
+  while (true) {
+    const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) break;
+    for (long at = 0; at < n;) {
+      const auto* e = reinterpret_cast<const struct dirent64*>(buf + at);
+      at += e->d_reclen;
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      const size_t len = std::strlen(e->d_name);
+      out.entries.push_back({static_cast<uint32_t>(out.names.size()), static_cast<uint32_t>(len),
+                             e->d_type});
+      out.names.append(e->d_name, len + 1);
+    }
   }
-  while (struct dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    const size_t len = std::strlen(e->d_name);
-    out.entries.push_back({static_cast<uint32_t>(out.names.size()), static_cast<uint32_t>(len),
-                           e->d_type});
-    out.names.append(e->d_name, len + 1);
-  }
-  ::closedir(d);
   std::sort(out.entries.begin(), out.entries.end(),
             [&](const Listing::Entry& a, const Listing::Entry& b) { return out.name(a) < out.name(b); });
   return true;
@@ -190,6 +198,9 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
     dir->path = w.path;
     FileBatch batch;
     batch.dir = dir;
+    // Each file's path, built in place: no allocation per file.
+    std::string full = w.path + "/";
+    const size_t dir_len = full.size();
     for (const auto& e : listing.entries) {
       const std::string_view name = listing.name(e);
       const char* cname = name.data();  // '\0'-terminated in listing.names
@@ -232,12 +243,11 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
           if (found_.count_bytes) found_.bytes.fetch_add(size, std::memory_order_relaxed);
         }
         found_.files.fetch_add(1, std::memory_order_relaxed);
-        if (rules_.done && !rules_.done->empty() &&
-            rules_.done->contains(path_key(w.path + "/" + std::string(name))))
-          continue;
+        full.resize(dir_len);
+        full.append(name);
+        if (rules_.done && !rules_.done->empty() && rules_.done->contains(path_key(full))) continue;
         uint32_t append = 0;
-        if (rules_.known && !rules_.known->needs_read(w.path + "/" + std::string(name), dir->fd,
-                                                      cname, via_symlink, &append))
+        if (rules_.known && !rules_.known->needs_read(full, dir->fd, cname, via_symlink, &append))
           continue;
         batch.add(name, via_symlink, size, append);
         if (batch.files.size() == FileBatch::kMaxFiles) {
