@@ -28,15 +28,21 @@ uint64_t size_of(const std::string& path) { return fs::file_size(path); }
 const std::vector<std::string> kMore = {"w12", "w1 w12", std::string(255, 'q'), "q qq",
                                         "w10 w11"};
 
+// A tree of a big log whose last token is cut short ("w1", grown into
+// "w12" by some tests) and a small file; returns the big log's path.
+std::string two_logs(const std::string& root, std::mt19937& rng, size_t big_bytes) {
+  const std::string big = root + "/big.log";
+  testutil::write(big, lines(rng, big_bytes) + " w1");
+  testutil::write(root + "/small.log", "w3 w4 w1");
+  return big;
+}
+
 }  // namespace
 
 TEST(Append, OnlyTheNewBytesAreRead) {
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(5);
-  const std::string big = root + "/big.log";
-  // 2 MiB, its last token cut short: "w1" becomes "w12" below.
-  testutil::write(big, lines(rng, 2 << 20) + " w1");
-  testutil::write(root + "/small.log", "w3 w4 w1");
+  const std::string big = two_logs(root, rng, 2 << 20);  // 2 MiB
   const scipis_options o = tiny_options();
   scipis_build_stats st;
   scipis_error err;
@@ -114,9 +120,7 @@ TEST(Append, OnlyTheNewBytesAreRead) {
 TEST(Append, ARacyFileThatGrewIsReadFromItsOldEnd) {
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(9);
-  const std::string big = root + "/big.log";
-  testutil::write(big, lines(rng, 1 << 20) + " w1");
-  testutil::write(root + "/small.log", "w3 w4 w1");
+  const std::string big = two_logs(root, rng, 1 << 20);
   const scipis_options o = tiny_options();
   scipis_build_stats st;
   scipis_error err;
