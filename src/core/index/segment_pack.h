@@ -31,8 +31,11 @@ inline std::string seg_pack(uint32_t seg) { return "seg_" + std::to_string(seg) 
 // A packed segment's file under its home: tfidf_index_<i>.seg_<n>.pack at
 // the generation's root (SegmentRef::pack_root), or seg_<n>.pack in the
 // indexer's directory (written before manifest version 6).
+inline std::string pack_file(uint32_t indexer, uint32_t seg, bool root) {
+  return tf_dir(indexer) + (root ? "." : "/") + seg_pack(seg);
+}
 inline std::string pack_file(const SegmentRef& s) {
-  return tf_dir(s.indexer) + (s.pack_root ? "." : "/") + seg_pack(file_seg_of(s));
+  return pack_file(s.indexer, file_seg_of(s), s.pack_root);
 }
 
 enum class Part { kTfData, kTfMeta, kFileData, kFileMeta, kPaths };
@@ -101,8 +104,6 @@ class PartOpener {
 
 template <typename Put>
 void put_segment(const std::string& gen, const SegmentParts& p, bool pack, SegmentRef* ref, Put&& put) {
-  const std::string tdir = gen + "/" + tf_dir(ref->indexer) + "/";
-  const std::string fdir = gen + "/" + file_dir(ref->indexer) + "/";
   const uint32_t seg = ref->seg, splits = static_cast<uint32_t>(p.tf_meta.size());
   ref->tf_data_bytes = p.tf_data.size();
   ref->file_data_bytes = p.file_data.size();
@@ -115,9 +116,11 @@ void put_segment(const std::string& gen, const SegmentParts& p, bool pack, Segme
     parts.insert(parts.end(), p.file_meta.begin(), p.file_meta.end());
     parts.push_back(p.paths);
     ref->pack_root = true;
-    put(gen + "/" + tf_dir(ref->indexer) + "." + seg_pack(seg), std::string_view(encode_pack(parts, splits)));
+    put(gen + "/" + pack_file(ref->indexer, seg, true), std::string_view(encode_pack(parts, splits)));
     return;
   }
+  const std::string tdir = gen + "/" + tf_dir(ref->indexer) + "/";
+  const std::string fdir = gen + "/" + file_dir(ref->indexer) + "/";
   mkdir_p(tdir);
   mkdir_p(fdir);
   put(tdir + seg_data(seg), p.tf_data);

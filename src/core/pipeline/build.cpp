@@ -1,8 +1,6 @@
 // The build door: runs a pipeline on engine threads while the caller polls,
 // then commits the new generation by replacing the manifest.
 #include <dirent.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -112,8 +112,8 @@ bool open_dir(const std::string& path, bool follow, struct stat& st, int& fd) {
 
 // Reads an open directory's entries, sorted by name so that a crawl is
 // repeatable. getdents64 on the directory's own descriptor: opendir's
-// duplicate descriptor, its stat and flag checks were three system calls
-// per directory, a tenth of an unchanged tree's refresh.
+// duplicate descriptor, its stat and flag checks were three more system
+// calls per directory.
 bool read_entries(int fd, Listing& out) {
   alignas(8) char buf[32 << 10];
   while (true) {

@@ -1,5 +1,5 @@
 // Engine threads kept between builds: a refresh of a few named paths
-// started seven threads, a tenth of its CPU time. A kept thread blocks
+// started seven threads for a few milliseconds of work. A kept thread blocks
 // every signal (the door's rule for every engine thread), runs one task
 // at a time and ends after a while unused. A task that changes its
 // thread for good (a CPU or memory binding, a nice level it cannot undo)
