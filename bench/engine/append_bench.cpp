@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -234,7 +235,7 @@ int main(int argc, char** argv) {
       " \"big_bytes\": %llu, \"reindex_alone_s\": %.4f, \"append_refresh_s\": %.5f,"
       " \"append_bytes_read\": %.1f, \"appended\": %.1f,\n"
       " \"rounds\": %d, \"refresh_s_median\": %.5f, \"refresh_s_p99\": %.5f, \"bytes_read_per_round\": %.0f,"
-      " \"merges\": %llu, \"merge_s_median\": %.4f, \"merge_s_max\": %.4f,"
+      " \"merges\": %llu, \"merge_s_median\": %.4f, \"merge_s_max\": %.4f, \"merge_s_total\": %.3f, \"refresh_s_total\": %.3f,"
       " \"segments_end\": %llu, \"segments_max\": %llu, \"fresh_segments\": %llu, \"fresh_build_s\": %.4f,\n"
       " \"query_s_refreshed\": %.6f, \"query_s_fresh\": %.6f, \"query_ratio\": %.3f, \"differing\": %zu}\n",
       static_cast<unsigned long long>(tree_bytes), build_s,
@@ -248,6 +249,8 @@ int main(int argc, char** argv) {
       }(),
       rounds ? static_cast<double>(read) / rounds : 0.0, static_cast<unsigned long long>(merges),
       median(merge_s), merge_s.empty() ? 0.0 : *std::max_element(merge_s.begin(), merge_s.end()),
+      std::accumulate(merge_s.begin(), merge_s.end(), 0.0),
+      std::accumulate(refresh_s.begin(), refresh_s.end(), 0.0),
       static_cast<unsigned long long>(segments.empty() ? 0 : segments.back()),
       static_cast<unsigned long long>(max_segments), static_cast<unsigned long long>(fresh_segments),
       fresh_build_s, sa, sb, sb > 0 ? sa / sb : 0.0, differing);

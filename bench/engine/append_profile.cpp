@@ -1,8 +1,9 @@
 // A 1 KiB append refreshed by path, N times: wall and CPU (getrusage) per
 // refresh, for profiling the fixed cost of a refresh (perf, strace). The
 // tail tier is merged when it piles up, as the job workers do, outside
-// the timed part (reported apart).
+// the timed part (reported apart, the check whether to merge included).
 //   bench/build/append_profile SCRATCH LOG_DIR N [x: also build the log alone]
+// AP_TRACE=1 prints what followed each refresh.
 // AP_NO_MERGE=1 leaves the tail alone (segments pile up: a profile of the
 // refresh alone, whose cost then grows with them).
 #include <chrono>
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   }
   std::string big = tree + "/big.log";
   std::vector<double> ts, cs, ss;
-  int merges = 0; double merge_cpu = 0;
+  int merges = 0, merged = 0; double merge_cpu = 0; std::string trace;
   for (int r = 0; r < n; r++) {
     std::ofstream(big, std::ios::app | std::ios::binary) << std::string(1000, 'a' + r % 26) + " line " + std::to_string(r) + "\n";
     std::this_thread::sleep_for(std::chrono::milliseconds(120));
@@ -55,13 +56,20 @@ int main(int argc, char** argv) {
     if (finish(scipis_refresh_start(idx.c_str(), tree.c_str(), &o, &p, 1, 0, &err), &st, &err)) { puts(err.message); return 1; }
     ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count() * 1e3); cs.push_back((cpu()-c0)*1e3); ss.push_back((sys_cpu()-s0)*1e3);
     if (st.files_appended != 1) { puts("not an append"); return 1; }
+    const double c1 = cpu();  // the check counts as the merge's
     if (!getenv("AP_NO_MERGE") && scipis_compact_needed(idx.c_str(), 0)) {
-      double c1 = cpu();
       if (finish(scipis_compact_start(idx.c_str(), &o, 0, &err), &st, &err)) { puts(err.message); return 1; }
       merges++; merge_cpu += (cpu() - c1) * 1e3;
+      if (st.segments_merged > 0) merged++;
+      trace += st.segments_merged > 0 ? 'M' : 'm';
+      if (getenv("AP_TRACE")) printf("merge after refresh %d: %llu segments, %.2f ms cpu, %llu left, %llu chain links\n", r, (unsigned long long)st.segments_merged, (cpu() - c1) * 1e3, (unsigned long long)st.segments, (unsigned long long)st.chain_links);
+    } else {
+      trace += '.';
+      merge_cpu += (cpu() - c1) * 1e3;
     }
   }
-  printf("tail merges %d, cpu ms %.2f in all (%.3f per refresh)\n", merges, merge_cpu, merge_cpu / n);
+  printf("tail merges %d (%d merging segments), cpu ms %.2f in all (%.3f per refresh)\n", merges, merged, merge_cpu, merge_cpu / n);
+  if (getenv("AP_TRACE")) printf("after each refresh (. none, m nothing merged, M merged): %s\n", trace.c_str());
   std::sort(ts.begin(), ts.end()); std::sort(cs.begin(), cs.end()); std::sort(ss.begin(), ss.end()); printf("cpu ms p50 %.2f (system p50 %.2f)\n", cs[cs.size()/2], ss[ss.size()/2]);
   if (argc > 4) { std::string a = scratch + "/alone", ai = scratch + "/alone-idx"; fs::create_directories(a); fs::copy_file(big, a + "/big.log", fs::copy_options::overwrite_existing);
     for (int r = 0; r < 3; r++) { fs::remove_all(ai); auto t0 = Clock::now(); double c0 = cpu(); if (finish(scipis_build_start(ai.c_str(), a.c_str(), &o, &err), &st, &err)) return 1; printf("build alone: %.2f ms wall, %.2f ms cpu\n", std::chrono::duration<double>(Clock::now() - t0).count() * 1e3, (cpu()-c0)*1e3); } }

@@ -166,6 +166,40 @@ TEST(Compact, MergePlanCountsDictionaries) {
   EXPECT_EQ(scipis::plan_merges(m, false)[0], 1u);
 }
 
+// scipis_compact_needed asks for a merge only where one would merge
+// something: tombstones in a segment beyond the merge's bound (here
+// kSmallMergeBytes) are not, whatever their share; a merge after every
+// refresh then merged nothing, at the cost of a new generation's start.
+TEST(Compact, NeededOnlyWhereAMergeWouldMerge) {
+  std::mt19937 rng(17);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 1;
+  for (int i = 0; i < 8; i++) {
+    std::string text;
+    while (text.size() < (300u << 10)) text += "t" + std::to_string(rng() % 1000000) + (rng() % 8 ? " " : "\n");
+    testutil::write(root + "/f" + std::to_string(i), text);
+  }
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(st.segments, 1u);
+  ASSERT_GT(st.index_bytes, scipis::kSmallMergeBytes);
+  for (int i = 0; i < 6; i++) fs::remove(root + "/f" + std::to_string(i));
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(st.deleted_docs, 6u);
+  EXPECT_FALSE(scipis_compact_needed(dir.c_str(), SCIPIS_COMPACT_SMALL));
+  EXPECT_TRUE(scipis_compact_needed(dir.c_str(), 0));
+  ASSERT_EQ(compact(dir, o, false, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.segments_merged, 1u);
+  EXPECT_EQ(st.deleted_docs, 0u);
+  EXPECT_FALSE(scipis_compact_needed(dir.c_str(), 0));
+  testutil::rm_rf(root);
+  testutil::rm_rf(dir);
+}
+
 // The manifest keeps each segment's dictionary bytes; where they are
 // unknown they are the sizes of the segment's files.
 TEST(Compact, ManifestRecordsDictionaryBytes) {

@@ -192,15 +192,14 @@ void scipis::link_segment(const std::string& from, const std::string& to, const 
   for (size_t f = 0; f < src.size(); f++) link_or_copy(from + "/" + src[f], to + "/" + dst[f]);
 }
 
-void compact_run(scipis_build* b) {
-  CompactState& cs = *b->compact;
-  std::unique_ptr<Collection> own;
-  if (!cs.beside) own = std::make_unique<Collection>(b->dir);
-  Collection& c = cs.beside ? *cs.snapshot : *own;
-  const Manifest& cur = cs.current;
-  if (c.manifest().generation != cs.current.generation)
-    fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
-  const uint32_t ni = cur.indexers, sf = cur.split_factor;
+namespace {
+
+// Where each indexer's merge starts, as compact_run merges: the tail
+// tiers (or the beside merge's plan), an indexer of one segment with
+// nothing to reclaim left be, reaching back to garbage and forward to the
+// members of chains whose roots it holds.
+std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const CompactState& cs) {
+  const uint32_t ni = cur.indexers;
   std::vector<size_t> from_seg = cs.beside ? cs.plan : plan_merges(cur, cs.all, cs.max_bytes);
   std::vector<std::vector<const SegmentRef*>> refs(ni);  // with their sizes filled
   for (const SegmentRef& s : cur.segments) refs[s.indexer].push_back(&s);
@@ -267,6 +266,23 @@ void compact_run(scipis_build* b) {
       }
     }
   }
+  return from_seg;
+}
+
+}  // namespace
+
+void compact_run(scipis_build* b) {
+  CompactState& cs = *b->compact;
+  std::unique_ptr<Collection> own;
+  if (!cs.beside) own = std::make_unique<Collection>(b->dir);
+  Collection& c = cs.beside ? *cs.snapshot : *own;
+  const Manifest& cur = cs.current;
+  if (c.manifest().generation != cs.current.generation)
+    fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
+  const uint32_t ni = cur.indexers, sf = cur.split_factor;
+  const std::vector<size_t> from_seg = plan_compaction(c, cur, cs);
+  std::vector<std::vector<const SegmentRef*>> refs(ni);  // with their sizes filled
+  for (const SegmentRef& s : cur.segments) refs[s.indexer].push_back(&s);
   std::vector<uint64_t> from(ni, UINT64_MAX);
   for (uint32_t i = 0; i < ni; i++)
     if (from_seg[i] != SIZE_MAX) from[i] = c.indexer(i).first[from_seg[i]];
@@ -612,11 +628,21 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     for (size_t f : plan_merges(m, false, max_bytes, !(flags & SCIPIS_COMPACT_BESIDE)))
       if (f != SIZE_MAX) return 1;
     if (flags & SCIPIS_COMPACT_BESIDE) return 0;  // keeps every document
-    // Garbage a merge may reclaim (compact_run looks closer).
+    // Garbage a merge may reclaim: compact_run's closer look, when the
+    // manifest's counts say there may be any (a long chain rooted in a
+    // segment beyond the merge's bound would else ask for a merge after
+    // every append, which merged nothing).
     uint64_t docs = 0;
     for (const SegmentRef& s : m.segments) docs += s.docs;
     const uint64_t garbage = m.deleted + 2 * m.chain_links;
-    return garbage > 0 && garbage * kGarbageShareDenominator >= docs ? 1 : 0;
+    if (garbage == 0 || garbage * kGarbageShareDenominator < docs) return 0;
+    Collection c(dir);
+    if (c.manifest().generation != m.generation) return 1;  // changed: compact_run decides
+    CompactState cs;
+    cs.max_bytes = max_bytes;
+    for (size_t f : plan_compaction(c, m, cs))
+      if (f != SIZE_MAX) return 1;
+    return 0;
   } catch (...) {
     return 0;
   }
