@@ -12,6 +12,7 @@
 #include <random>
 
 #include "brute_force.h"
+#include "index/manifest.h"
 #include "refresh_util.h"
 #include "test_util.h"
 
@@ -281,6 +282,53 @@ TEST(Refresh, DamagedTombstonesAreRefused) {
   }
   testutil::write(del, orig);
   EXPECT_EQ(testutil::search(dir, "w1").size(), 5u);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+// A damaged segment met while the catalog of a whole tree is read (by
+// either of the two threads that read it) fails the refresh as damage,
+// naming the file; nothing is published, and once mended it refreshes.
+TEST(Refresh, DamagedFileRecordsFailTheRefresh) {
+  std::mt19937 rng(23);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 12; i++) testutil::write(root + "/f" + std::to_string(i), lines(rng, 3000));
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  for (int r = 0; r < 2; r++) {  // segments written by refreshes too
+    for (int i = 0; i < 3; i++) testutil::write(root + "/n" + std::to_string(r * 3 + i), lines(rng, 3000));
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  }
+  ASSERT_GE(st.segments, 3u);
+  std::vector<std::string> data;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string p = e.path().string();
+    if ((p.find("/file_index_") != std::string::npos && p.size() > 5 && p.substr(p.size() - 5) == ".data") ||
+        (p.size() > 5 && p.substr(p.size() - 5) == ".pack"))
+      data.push_back(p);
+  }
+  std::sort(data.begin(), data.end());
+  ASSERT_GE(data.size(), 3u);
+  const std::string manifest = testutil::read(scipis::manifest_path(dir));
+  for (const std::string& victim : {data[1], data.back()}) {
+    const std::string orig = testutil::read(victim);
+    std::string bad = orig;
+    ASSERT_GT(bad.size(), 80u);
+    bad[72] ^= 0x5a;  // past the header and block table: the first block's records (a pack's part table)
+    testutil::write(victim, bad);
+    EXPECT_NE(refresh(dir, root, o, {}, &st, &err), 0) << victim;
+    EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
+    EXPECT_NE(std::string(err.message).find(fs::path(victim).filename().string()), std::string::npos)
+        << err.message;
+    EXPECT_EQ(testutil::read(scipis::manifest_path(dir)), manifest);
+    testutil::write(victim, orig);
+  }
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_added + st.files_changed + st.files_appended + st.files_deleted, 0u);
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
