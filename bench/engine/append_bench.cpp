@@ -15,6 +15,7 @@
 //      the tree as it then is (median of 30 runs per query, top 10 and
 //      every match), and the answers compared (paths and scores).
 // Every file written is past the racy window (0.11 s) before its refresh.
+// AB_TRACE=1 prints each merge to stderr.
 // Prints one JSON object.
 #include <algorithm>
 #include <chrono>
@@ -184,6 +185,11 @@ int main(int argc, char** argv) {
       if (finish(scipis_compact_start(idx.c_str(), &o, 0, &err), &st, &err) != 0) die("compact", err);
       merge_s.push_back(since(t0));
       merges++;
+      if (std::getenv("AB_TRACE"))
+        std::fprintf(stderr, "round %d merge %.4f s: %llu segments, %llu dropped, %llu chains folded, %llu left\n", r,
+                     merge_s.back(), static_cast<unsigned long long>(st.segments_merged),
+                     static_cast<unsigned long long>(st.docs_dropped),
+                     static_cast<unsigned long long>(st.chains_folded), static_cast<unsigned long long>(st.segments));
     }
     segments.push_back(st.segments);
     max_segments = std::max<uint64_t>(max_segments, st.segments);
