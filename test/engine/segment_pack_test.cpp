@@ -249,4 +249,58 @@ TEST(SegmentPack, RefreshesAndMergesAnswerAsTheOracle) {
   testutil::rm_rf(root);
 }
 
+// A refreshed segment's postings are read from its pack's mapping: a
+// damaged data header or posting block there is an error naming the pack
+// (top k and every match alike), never a crash or a wrong answer.
+TEST(SegmentPack, DamagedPostingsInAPackAreErrors) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 4; i++) testutil::write(root + "/f" + std::to_string(i), "w1 w2 w3\n");
+  scipis_options o = refresh_util::tiny_options();
+  o.indexer_threads = 1;  // the new files' postings in one segment, as regions
+  o.tfidf_index_size = 4 << 20;
+  scipis_build_stats st;
+  scipis_error err;
+  refresh_util::settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  std::string text;
+  for (int i = 0; i < 400; i++) text += "zz1 zz2 zz" + std::to_string(i) + "\n";
+  for (int i = 0; i < 3; i++) testutil::write(root + "/n" + std::to_string(i), text);
+  refresh_util::settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(testutil::search(dir, "zz1").size(), 3u);
+  std::vector<std::string> packs;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().extension() == ".pack") packs.push_back(e.path().string());
+  ASSERT_FALSE(packs.empty());
+  int harmed = 0;
+  for (const std::string& pack : packs) {
+    const std::string orig = testutil::read(pack);
+    ASSERT_GT(orig.size(), kHeaderSize + 16) << pack;
+    // The part table's first entry: the TF data's offset and length.
+    const auto* t = reinterpret_cast<const unsigned char*>(orig.data()) + kHeaderSize;
+    const uint64_t off = get_u64(t), len = get_u64(t + 8);
+    ASSERT_EQ(orig.compare(off, 8, kMagicTfData), 0) << pack;
+    // Its magic, then every byte of its regions.
+    for (int harm = 0; harm < 2; harm++) {
+      std::string bad = orig;
+      if (harm == 0) bad[off + 1] ^= 0x21;
+      for (uint64_t at = off + kHeaderSize; harm == 1 && at < off + len; at++) bad[at] ^= 0x21;
+      testutil::write(pack, bad);
+      for (int64_t k : {int64_t{10}, int64_t{-1}}) {
+        scipis_error e{};
+        const auto hits = testutil::search(dir, "zz1 zz2", k, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &e);
+        EXPECT_EQ(e.code, SCIPIS_E_CORRUPT) << pack << " harm " << harm << " k " << k << ": " << e.message;
+        EXPECT_NE(std::string(e.message).find(pack), std::string::npos) << e.message;
+        EXPECT_TRUE(hits.empty());
+      }
+      harmed++;
+    }
+    testutil::write(pack, orig);
+  }
+  EXPECT_GT(harmed, 0);
+  EXPECT_EQ(testutil::search(dir, "zz1").size(), 3u);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
 }  // namespace

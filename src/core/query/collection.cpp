@@ -157,6 +157,15 @@ void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out)
   const uint64_t at = r.read_offset(), len = r.read_len();
   if (at < kHeaderSize || len > s.ref.tf_data_bytes || at > s.ref.tf_data_bytes - len)
     fail_corrupt(p, "dictionary points outside the data file");
+  if (s.ref.packed) {
+    if (!s.tf_map) {
+      SegmentPart part = s.parts->open(Part::kTfData, 0, &s.ref.tf_data_bytes);
+      check_header(p, kMagicTfData, part.map->bytes().data(), part.map->bytes().size());
+      s.tf_map = std::move(part.map);
+    }
+    out.assign(s.tf_map->bytes().data() + at, len);
+    return;
+  }
   Fd transient;
   Fd* fd = &s.tf_fd;
   if (!s.tf_fd) {
@@ -285,6 +294,7 @@ size_t Collection::mapped_bytes() const {
   for (const SegmentState& s : segs_) {
     if (s.file_map) n += s.file_map->bytes().size();
     if (s.trigram_map) n += s.trigram_map->bytes().size();
+    if (s.tf_map) n += s.tf_map->bytes().size();
     for (const auto& m : s.file_meta)
       if (m.map) n += m.map->bytes().size();
     for (const auto& m : s.tf_meta)

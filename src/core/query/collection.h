@@ -27,6 +27,9 @@ struct SegmentState {
   std::unique_ptr<PartOpener> parts;  // its files, packed or not
   std::string tf_data_path;  // the name errors give its TF data
   Fd tf_fd;  // kept open while the collection holds few enough
+  // A packed segment's TF data: a slice of its pack's mapping (no file
+  // opened, no read per block), header checked.
+  std::shared_ptr<const MappedFile> tf_map;
   uint64_t tf_base = 0;  // where the TF data starts in tf_fd's file
   std::vector<std::unique_ptr<TfMeta>> tf_meta;  // by split, lazily
   // The file data, mapped and read in place.
