@@ -70,7 +70,7 @@ TEST(Compact, MergesKeepEveryAnswer) {
     check(dir, root, "tiered, step " + std::to_string(step) + "\n" + log, kCompactMore);
     if (HasFailure()) return;
   }
-  EXPECT_GT(segments, 4u);
+  EXPECT_GT(segments, 2u);  // small ones taken into the next (AbsorbDocs) do not pile up
   // Everything: one run per indexer, no tombstone, no chain left.
   ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
   EXPECT_EQ(st.deleted_docs, 0u);

@@ -19,6 +19,7 @@
 #include "index/tfidf_index.h"
 #include "pipeline/build.h"
 #include "pipeline/dir_records.h"
+#include "pipeline/resume.h"
 #include "query/collection.h"
 #include "util/engine_thread.h"
 #include "util/door.h"
@@ -179,6 +180,36 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
 }
 
 }  // namespace
+
+std::shared_ptr<AbsorbDocs> scipis::segment_documents(Collection& c, SegmentState& s) {
+  auto out = std::make_shared<AbsorbDocs>();
+  out->ref = s.ref;
+  const IndexerState& ix = c.indexer(s.ref.indexer);
+  std::vector<Fwd> fwd;
+  invert(c, s, ix, c.manifest().split_factor, out->names, fwd);
+  sort_by_seq(fwd);
+  DocInfo docs[kFileBlock];
+  size_t ends[kFileBlock];
+  std::string paths;
+  const FileBlocks& fb = c.files(s);
+  size_t at = 0;
+  for (size_t blk = 0; blk < fb.blocks(); blk++) {
+    paths.clear();
+    fb.decode(blk, docs, paths, ends);
+    for (size_t r = 0, pat = 0; r < fb.records_in(blk); pat = ends[r++]) {
+      AbsorbDocs::Doc d;
+      d.info = docs[r];
+      d.info.seq = s.seq0 + blk * kFileBlock + r;
+      d.path.assign(paths, pat, ends[r] - pat);
+      if (at < fwd.size() && fwd[at].seq < d.info.seq)
+        fail_corrupt(c.tf_data_name(s), "postings name a document before the segment's");
+      for (; at < fwd.size() && fwd[at].seq == d.info.seq; at++) d.terms.emplace_back(fwd[at].term, fwd[at].tf);
+      out->docs.push_back(std::move(d));
+    }
+  }
+  if (at != fwd.size()) fail_corrupt(c.tf_data_name(s), "postings name a document past the segment's");
+  return out;
+}
 
 void scipis::link_segment(const std::string& from, const std::string& to, const SegmentRef& s,
                           uint32_t splits, uint32_t as_seg) {

@@ -104,6 +104,12 @@ void beside_commit(scipis_build* b, scipis_build_stats* stats);
 // A compaction's stats: the counts of the generation now live, and what
 // it merged if it committed.
 void compact_stats(const scipis_build& b, const Manifest& now, bool merged, scipis_build_stats* stats);
+// Segment s's documents (records, paths, postings) as AbsorbDocs holds
+// them; s must begin and end with whole documents.
+struct AbsorbDocs;
+struct SegmentState;
+std::shared_ptr<AbsorbDocs> segment_documents(Collection& c, SegmentState& s);
+
 // Links (or copies) segment s's files from generation from into to, named
 // as segment as_seg there.
 void link_segment(const std::string& from, const std::string& to, const SegmentRef& s,

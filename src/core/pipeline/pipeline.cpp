@@ -125,6 +125,11 @@ std::vector<SegmentRef> Pipeline::segments() const {
   return segments_;
 }
 
+std::vector<SegmentRef> Pipeline::absorbed() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return absorbed_;
+}
+
 std::vector<ChainLink> Pipeline::links() const {
   std::lock_guard<std::mutex> lk(mu_);
   return links_;
@@ -509,10 +514,12 @@ void Pipeline::indexer_loop(int id) {
   // tokens are being added and its record is not yet.
   uint64_t my_files = 0, my_bytes = 0, my_tokens = 0, my_with_tokens = 0;
   bool in_doc = false;
+  std::shared_ptr<const AbsorbDocs> absorb;
   if (cfg_.resume && static_cast<size_t>(id) < cfg_.resume->indexers.size()) {
     const auto& r = cfg_.resume->indexers[static_cast<size_t>(id)];
     seg_no = r.segs;
     next_seq = first_seq = r.next_seq;
+    absorb = r.absorb;
     my_files = r.files;
     my_bytes = r.bytes;
     my_tokens = r.tokens;
@@ -566,6 +573,27 @@ void Pipeline::indexer_loop(int id) {
     if (!to_writer_.push(std::move(job))) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
   };
 
+  // Before the first new document: the small last segment's documents,
+  // under their own numbers, as a merge would add them.
+  auto take_in = [&] {
+    const AbsorbDocs& a = *absorb;
+    if (a.ref.first_seq + a.docs.size() != next_seq || first_seq != next_seq)
+      fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
+    next_seq = first_seq = a.ref.first_seq;
+    for (const AbsorbDocs::Doc& d : a.docs) {
+      if (d.info.seq != next_seq) fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
+      for (const auto& [term, n] : d.terms) tf.add(TermKey::of(a.names[term]), d.info.seq, n);
+      paths.add(d.info, d.path);
+      next_seq++;
+      if (paths.full() || tf.full()) flush();
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      absorbed_.push_back(a.ref);
+    }
+    absorb.reset();
+  };
+
   // Tokens are counted in the block counter first; its distinct terms then
   // reach the index in batches whose lookups are worked ahead
   // (TfIdfIndex::add_batch), so that their misses overlap. readable: the
@@ -607,6 +635,7 @@ void Pipeline::indexer_loop(int id) {
     BufferPool& pool = *pools_[static_cast<size_t>(m->node)];
     switch (m->kind) {
       case ReadMsg::kBegin:
+        if (absorb) take_in();
         cur = DocInfo::of(next_seq++, 0, m->attrs);
         cur_path = std::move(m->path);
         cur_append = std::move(m->append);
@@ -655,6 +684,7 @@ void Pipeline::indexer_loop(int id) {
         unsigned char* area = pool.read_area(m->buffer);
         const unsigned char* end = m->buffer + pool.buffer_bytes();
         uint64_t tokens = 0, with_tokens = 0;
+        if (absorb) take_in();
         for (const PackedFile& f : pack.files) {
           cur = DocInfo::of(next_seq++, f.len, f.attrs);
           in_doc = true;

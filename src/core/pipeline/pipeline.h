@@ -80,6 +80,9 @@ class Pipeline {
   std::vector<SegmentRef> segments() const;
   // The links of appended files indexed (pipeline/append.h).
   std::vector<ChainLink> links() const;
+  // The segments indexers took in (ResumeState::Indexer::absorb): their
+  // documents are in the new segments.
+  std::vector<SegmentRef> absorbed() const;
   // Distinct terms over every indexer's input (a HyperLogLog estimate).
   uint64_t distinct_terms() const;
   // The same sketch's registers, merged over the indexers.
@@ -127,6 +130,7 @@ class Pipeline {
   NumaPlan plan_;
   NumaPlacer* placer_ = nullptr;  // when the plan pins
   std::atomic<uint64_t> cross_node_{0};
+  std::vector<SegmentRef> absorbed_;  // under mu_
   // Per node of the plan (one without NUMA): its crawler's batches, its
   // free indexers, its read buffers.
   std::vector<std::unique_ptr<BoundedQueue<FileBatch>>> files_;

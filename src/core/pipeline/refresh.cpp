@@ -15,6 +15,7 @@
 #include "index/distinct_terms.h"
 #include "index/segment_format.h"
 #include "pipeline/build.h"
+#include "pipeline/compact.h"
 #include "query/collection.h"
 #include "util/door.h"
 #include "util/error.h"
@@ -114,6 +115,10 @@ constexpr uint64_t kRefreshTableStart = 4u << 20;
 // A refresh of named paths (a watcher's batch, a change log's) reads
 // fewer still: clearing and ordering even 4 MiB was a tenth of its time.
 constexpr uint64_t kScopedTableStart = 512u << 10;
+// An indexer's last segment of at most this many bytes (a refresh's or a
+// small merge's) is taken into the indexer's first new segment
+// (AbsorbDocs) instead of being merged with it by a generation of its own.
+constexpr uint64_t kAbsorbMaxBytes = 64u << 10;
 
 }  // namespace
 
@@ -133,6 +138,26 @@ void refresh_prepare(scipis_build* b) {
   r.dead.assign(r.current.indexers, {});
   for (uint32_t i = 0; i < r.current.indexers; i++) r.dead[i] = c.indexer(i).dead;
   r.links = c.chain_links();
+  // A merge beside refreshes may hold the last segments: taken in, they
+  // would be gone at its commit, and its work dropped.
+  const bool merging = merge_stage_busy(b->dir + "/" + kMergeStage);
+  for (uint32_t i = 0; i < r.current.indexers && !merging; i++) {
+    IndexerState& ix = c.indexer(i);
+    if (ix.segs.size() < 2) continue;
+    const size_t j = ix.segs.size() - 1;
+    SegmentState& s = *ix.segs[j];
+    if (!s.ref.packed || s.ref.docs == 0 || segment_bytes(s.ref) > kAbsorbMaxBytes ||
+        first_uncut(r.current, i, j) != j)
+      continue;
+    r.resume->indexers[i].absorb = segment_documents(c, s);
+    // Its racy documents stay racy under the new segment's later start.
+    auto& racy = r.racy[i];
+    for (const AbsorbDocs::Doc& d : r.resume->indexers[i].absorb->docs)
+      if (s.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= s.ref.run_started_ns - kRacyNs)
+        racy.push_back(d.info.seq);
+    std::sort(racy.begin(), racy.end());
+    racy.erase(std::unique(racy.begin(), racy.end()), racy.end());
+  }
 }
 
 void refresh_conclude(scipis_build* b) {
@@ -184,7 +209,13 @@ void refresh_conclude(scipis_build* b) {
   m.skipped = r.scope.empty() ? t.skipped.load() : std::max(cur.skipped, t.skipped.load());
   r.registers = b->pipeline->term_registers();
   m.terms = DistinctTerms::estimate(r.registers);
-  m.segments = cur.segments;
+  // Segments the indexers took in are in their new ones.
+  const std::vector<SegmentRef> taken = b->pipeline->absorbed();
+  m.segments.clear();
+  for (const SegmentRef& s : cur.segments)
+    if (std::none_of(taken.begin(), taken.end(),
+                     [&](const SegmentRef& t) { return t.indexer == s.indexer && t.seg == s.seg; }))
+      m.segments.push_back(s);
   for (SegmentRef s : b->pipeline->segments()) {
     s.run_started_ns = b->started_ns;
     m.segments.push_back(s);
@@ -200,7 +231,8 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
   RefreshState& r = *b->refresh;
   Manifest& m = b->next;
   const std::string& gen = b->cfg.gen_dir;
-  const bool changed = r.new_dead > 0 || m.segments.size() > r.current.segments.size();
+  const bool changed = r.new_dead > 0 || m.segments.size() > r.current.segments.size() ||
+                       !b->pipeline->absorbed().empty();
   if (changed) {
     if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
     if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(r.links));
@@ -305,6 +337,7 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     }
     b->refresh = std::make_unique<RefreshState>();
     RefreshState& rs = *b->refresh;
+    rs.resume = resume;
     std::string terms;
     if (read_file(current->gen_dir(d) + "/" + kTermsFile, terms)) {
       resume->indexers[0].sketch = decode_terms(terms);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "index/manifest.h"
+#include "index/path_index.h"
 
 namespace scipis {
 
@@ -47,11 +49,28 @@ struct PathKey {
 };
 PathKey path_key(std::string_view path);
 
+// A refresh's indexer whose last segment is small takes its documents
+// into its first flush, which then replaces that segment: an appended
+// log's refresh wrote a segment of a few KiB that a merge (a generation of
+// its own) then joined to the one before, after nearly every refresh.
+struct AbsorbDocs {
+  SegmentRef ref;                  // the segment taken in
+  std::vector<std::string> names;  // its terms
+  struct Doc {
+    DocInfo info;  // its record, seq included
+    std::string path;
+    std::vector<std::pair<uint32_t, uint32_t>> terms;  // (into names, tf)
+  };
+  std::vector<Doc> docs;  // in seq order, from ref.first_seq on
+};
+
 struct ResumeState {
   struct Indexer {
     uint32_t segs = 0;  // kept segments 0..segs-1
     uint64_t next_seq = 0, files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
     std::vector<uint8_t> sketch;
+    // Taken in before the first new document, if any comes.
+    std::shared_ptr<const AbsorbDocs> absorb;
   };
   std::vector<Indexer> indexers;
   std::vector<SegmentRef> kept;
