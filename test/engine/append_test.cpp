@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 
+#include "index/manifest.h"
 #include "pipeline/append.h"
 #include "refresh_util.h"
 #include "test_util.h"
@@ -230,6 +231,51 @@ TEST(Append, RandomAppendsMatchTheOracle) {
     check(dir, root, label, kMore);
     if (HasFailure()) return;
   }
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+// Appends refreshed one at a time: each refresh takes the indexer's small
+// last segment into its own (AbsorbDocs), so segments do not pile up and
+// no merge is asked for, and every answer stays the oracle's; a refresh
+// that finds nothing new leaves the index as it is.
+TEST(Append, SmallLastSegmentIsTakenIn) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(29);
+  const std::string big = two_logs(root, rng, 256 << 10);
+  // Enough other files that the log's chain stays under half the
+  // documents (a merge would fold it: Compact.*), and terms enough that
+  // the build's segment is far larger than an append's (else the two are
+  // one tier, merged).
+  for (int i = 0; i < 40; i++) {
+    std::string text;
+    for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
+    testutil::write(root + "/o" + std::to_string(i), text);
+  }
+  scipis_options o = tiny_options();
+  o.indexer_threads = 1;
+  o.tfidf_index_size = 64 << 20;  // the build in one segment
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(st.segments, 1u);
+  for (int i = 0; i < 12; i++) {
+    append(big, " " + lines(rng, 300) + (i % 3 ? " w12" : " zz" + std::to_string(i)));
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {big}, &st, &err), 0) << err.message;
+    EXPECT_EQ(st.files_appended, 1u) << i;
+    EXPECT_EQ(st.segments, 2u) << i;  // the build's and one small one
+    EXPECT_FALSE(scipis_compact_needed(dir.c_str(), 0)) << i << " segments " << st.segments << " links " << st.chain_links << " files " << st.files << " deleted " << st.deleted_docs;
+    check(dir, root, "append " + std::to_string(i), kMore);
+    if (HasFailure()) return;
+  }
+  const std::string manifest = testutil::read(scipis::manifest_path(dir));
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {big}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_appended + st.files_changed + st.files_added, 0u);
+  EXPECT_EQ(testutil::read(scipis::manifest_path(dir)), manifest);
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
