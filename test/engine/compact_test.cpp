@@ -200,6 +200,37 @@ TEST(Compact, NeededOnlyWhereAMergeWouldMerge) {
   testutil::rm_rf(dir);
 }
 
+// A tier that begins inside a document a flush cut (a merge's output cut
+// where its table filled) reaches back to the segment holding that
+// document's start only while that costs little against the tier: past
+// that, the segments after the cut merge alone, and a small tail does not
+// pull a large segment into every merge after it.
+TEST(Compact, TailAfterACutDocumentMergesAlone) {
+  const uint64_t KiB = 1024, MiB = 1024 * KiB;
+  auto cut_at = [&](std::vector<std::pair<uint64_t, uint64_t>> sizes, size_t continuing) {
+    scipis::Manifest m = manifest_of(sizes);
+    m.segments[continuing].first_seq += 1;  // begins inside the document before
+    return m;
+  };
+  // 13 MiB, then a 280 KiB piece continuing its last document, then two small ones.
+  const auto far = cut_at({{64 * MiB, 64 * MiB}, {3 * MiB, 10 * MiB}, {8 * KiB, 272 * KiB},
+                           {20 * KiB, 20 * KiB}, {20 * KiB, 20 * KiB}, {20 * KiB, 20 * KiB}},
+                          2);
+  EXPECT_EQ(scipis::plan_merges(far, false)[0], 3u);
+  // Only the piece and one small segment after it: nothing to merge alone.
+  const auto one = cut_at({{64 * MiB, 64 * MiB}, {3 * MiB, 10 * MiB}, {8 * KiB, 272 * KiB},
+                           {20 * KiB, 20 * KiB}},
+                          2);
+  EXPECT_EQ(scipis::plan_merges(one, false)[0], SIZE_MAX);
+  // A start that costs little to reach: reached, as before.
+  const auto near = cut_at({{64 * MiB, 64 * MiB}, {40 * KiB, 40 * KiB}, {20 * KiB, 20 * KiB},
+                            {20 * KiB, 20 * KiB}},
+                           2);
+  EXPECT_EQ(scipis::plan_merges(near, false)[0], 1u);
+  // Everything, whatever the cuts.
+  EXPECT_EQ(scipis::plan_merges(far, true)[0], 0u);
+}
+
 // The manifest keeps each segment's dictionary bytes; where they are
 // unknown they are the sizes of the segment's files.
 TEST(Compact, ManifestRecordsDictionaryBytes) {

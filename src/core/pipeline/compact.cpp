@@ -76,6 +76,18 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes,
         k--;
       }
       if (segs.size() - k < kTierWidth) continue;
+      // A tier that begins inside a document a flush cut reaches back to
+      // the segment holding its start; when that is far larger than the
+      // tier, the tier after the cut merges alone (else a merge whose
+      // output a flush cut would pull a large segment into every tail
+      // merge after it).
+      const size_t back = first_uncut(m, i, k);
+      uint64_t extra = 0;
+      for (size_t j = back; j < k; j++) extra += segment_bytes(*segs[j]);
+      if (back < k && extra > kTierRatio * after) {
+        while (k < segs.size() && first_uncut(m, i, k) != k) k++;
+        if (segs.size() - k < kTierWidth) continue;
+      }
     }
     k = first_uncut(m, i, k);
     if (all || segs.size() - k >= kTierWidth) from[i] = k;

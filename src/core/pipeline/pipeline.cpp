@@ -17,6 +17,7 @@
 #include "index/segment_format.h"
 #include "index/segment_pack.h"
 #include "index/tfidf_index.h"
+#include "pipeline/compact.h"
 #include "util/engine_thread.h"
 #include "util/time_ns.h"
 #include "util/crc32c.h"
@@ -506,6 +507,15 @@ void Pipeline::indexer_loop(int id) {
   const auto& o = cfg_.opts;
   uint64_t budget = cfg_.tfidf_start ? std::min<uint64_t>(cfg_.tfidf_start, o.tfidf_index_size)
                                      : o.tfidf_index_size;
+  std::shared_ptr<const AbsorbDocs> absorb;
+  if (cfg_.resume && static_cast<size_t>(id) < cfg_.resume->indexers.size())
+    absorb = cfg_.resume->indexers[static_cast<size_t>(id)].absorb;
+  // Room for a segment taken in as a merge makes it: else its documents
+  // alone filled a refresh's small table, and the two segments written
+  // were merged after every refresh.
+  if (absorb)
+    budget = std::min<uint64_t>(o.tfidf_index_size,
+                                std::max(budget, kMergeTableFactor * segment_bytes(absorb->ref)));
   TfIdfIndex tf(budget, o.index_depth, sketches_[static_cast<size_t>(id)].get());
   PathIndex paths(o.path_index_size);
   uint64_t next_seq = 0, first_seq = 0;
@@ -514,12 +524,10 @@ void Pipeline::indexer_loop(int id) {
   // tokens are being added and its record is not yet.
   uint64_t my_files = 0, my_bytes = 0, my_tokens = 0, my_with_tokens = 0;
   bool in_doc = false;
-  std::shared_ptr<const AbsorbDocs> absorb;
   if (cfg_.resume && static_cast<size_t>(id) < cfg_.resume->indexers.size()) {
     const auto& r = cfg_.resume->indexers[static_cast<size_t>(id)];
     seg_no = r.segs;
     next_seq = first_seq = r.next_seq;
-    absorb = r.absorb;
     my_files = r.files;
     my_bytes = r.bytes;
     my_tokens = r.tokens;

@@ -14,6 +14,7 @@
 #include "index/chains.h"
 #include "index/distinct_terms.h"
 #include "index/segment_format.h"
+#include "index/term_dict.h"
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
 #include "query/collection.h"
@@ -115,10 +116,14 @@ constexpr uint64_t kRefreshTableStart = 4u << 20;
 // A refresh of named paths (a watcher's batch, a change log's) reads
 // fewer still: clearing and ordering even 4 MiB was a tenth of its time.
 constexpr uint64_t kScopedTableStart = 512u << 10;
-// An indexer's last segment of at most this many bytes (a refresh's or a
-// small merge's) is taken into the indexer's first new segment
-// (AbsorbDocs) instead of being merged with it by a generation of its own.
-constexpr uint64_t kAbsorbMaxBytes = 64u << 10;
+// An indexer's last segment that the tail merge would join to the
+// smallest new segment (at most kTierRatio times its bytes: a dictionary's
+// code tables per split and a few headers) is taken into the indexer's
+// first new segment (AbsorbDocs) instead, saving that merge's generation.
+// A larger one stays: taking it in would cost more than the merge saves.
+uint64_t absorb_max_bytes(uint32_t split_factor) {
+  return kTierRatio * (uint64_t{split_factor} * kCodeTableBytes + (4u << 10));
+}
 
 }  // namespace
 
@@ -146,7 +151,8 @@ void refresh_prepare(scipis_build* b) {
     if (ix.segs.size() < 2) continue;
     const size_t j = ix.segs.size() - 1;
     SegmentState& s = *ix.segs[j];
-    if (!s.ref.packed || s.ref.docs == 0 || segment_bytes(s.ref) > kAbsorbMaxBytes ||
+    if (s.ref.docs == 0 || s.ref.meta_bytes == kUnknownBytes ||
+        segment_bytes(s.ref) > absorb_max_bytes(r.current.split_factor) ||
         first_uncut(r.current, i, j) != j)
       continue;
     r.resume->indexers[i].absorb = segment_documents(c, s);
