@@ -590,9 +590,12 @@ void Pipeline::indexer_loop(int id) {
     next_seq = first_seq = a.ref.first_seq;
     for (const AbsorbDocs::Doc& d : a.docs) {
       if (d.info.seq != next_seq) fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
-      for (const auto& [term, n] : d.terms) tf.add(TermKey::of(a.names[term]), d.info.seq, n);
+      next_seq++;  // as a new document's begins: a flush inside it is continued
+      for (const auto& [term, n] : d.terms) {
+        tf.add(TermKey::of(a.names[term]), d.info.seq, n);
+        if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
+      }
       paths.add(d.info, d.path);
-      next_seq++;
       if (paths.full() || tf.full()) flush();
     }
     {
