@@ -45,9 +45,19 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j) {
   return j;
 }
 
+namespace {
+
+// Each indexer's segments of m, in flush order.
+std::vector<std::vector<const SegmentRef*>> refs_by_indexer(const Manifest& m) {
+  std::vector<std::vector<const SegmentRef*>> refs(m.indexers);
+  for (const SegmentRef& s : m.segments) refs[s.indexer].push_back(&s);
+  return refs;
+}
+
+}  // namespace
+
 std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes, bool keep_full) {
-  std::vector<std::vector<const SegmentRef*>> by_ix(m.indexers);
-  for (const SegmentRef& s : m.segments) by_ix[s.indexer].push_back(&s);
+  const auto by_ix = refs_by_indexer(m);
   std::vector<size_t> from(m.indexers, SIZE_MAX);
   for (uint32_t i = 0; i < m.indexers; i++) {
     const auto& segs = by_ix[i];
@@ -244,8 +254,7 @@ namespace {
 std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const CompactState& cs) {
   const uint32_t ni = cur.indexers;
   std::vector<size_t> from_seg = cs.beside ? cs.plan : plan_merges(cur, cs.all, cs.max_bytes);
-  std::vector<std::vector<const SegmentRef*>> refs(ni);  // with their sizes filled
-  for (const SegmentRef& s : cur.segments) refs[s.indexer].push_back(&s);
+  const auto refs = refs_by_indexer(cur);  // with their sizes filled
   // An indexer of one segment with nothing to drop or fold is left be.
   for (uint32_t i = 0; i < ni; i++) {
     const IndexerState& ix = c.indexer(i);
@@ -324,8 +333,7 @@ void compact_run(scipis_build* b) {
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
   const uint32_t ni = cur.indexers, sf = cur.split_factor;
   const std::vector<size_t> from_seg = plan_compaction(c, cur, cs);
-  std::vector<std::vector<const SegmentRef*>> refs(ni);  // with their sizes filled
-  for (const SegmentRef& s : cur.segments) refs[s.indexer].push_back(&s);
+  const auto refs = refs_by_indexer(cur);  // with their sizes filled
   std::vector<uint64_t> from(ni, UINT64_MAX);
   for (uint32_t i = 0; i < ni; i++)
     if (from_seg[i] != SIZE_MAX) from[i] = c.indexer(i).first[from_seg[i]];
