@@ -4,7 +4,7 @@
 // files/s, index bytes, CPU seconds of the whole process per GiB of input
 // and per file, the 1-minute load average when the build started).
 //   build/index_bench --corpus DIR [--runs 3] [--indexers 2] [--readers 0]
-//                     [--writers 0] [--tfidf-mib 256] [--depth 4] [--keep DIR]
+//                     [--writers 0] [--tfidf-mib 256] [--depth 4] [--split 16] [--keep DIR]
 // --keep DIR builds into DIR (which must not exist) and leaves the index
 // there, to look at its files.
 // Run it under `perf record -g` to see where a build spends its time.
@@ -38,7 +38,7 @@ double load_average() {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: index_bench --corpus DIR [--runs N] [--indexers N] [--readers N]\n"
-               "                   [--writers N] [--tfidf-mib N] [--depth N] [--keep DIR]\n"
+               "                   [--writers N] [--tfidf-mib N] [--depth N] [--split N] [--keep DIR]\n"
                "                   [--flags N]   (scipis_build_start_ex flags: 3 = as jobs build)\n");
   std::exit(2);
 }
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--writers")) o.writer_threads = std::atoi(next());
     else if (!std::strcmp(argv[i], "--tfidf-mib")) o.tfidf_index_size = std::strtoull(next(), nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--depth")) o.index_depth = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--split")) o.split_factor = std::atoi(next());
     else if (!std::strcmp(argv[i], "--keep")) keep = next();
     else if (!std::strcmp(argv[i], "--flags")) flags = std::atoi(next());
     else usage();

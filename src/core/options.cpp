@@ -14,7 +14,7 @@ extern "C" void scipis_options_init(scipis_options* o) {
   o->path_index_size = 64ull << 20;
   o->tfidf_index_size = 128ull << 20;
   o->index_depth = 4;
-  o->split_factor = 16;
+  o->split_factor = 1;
 }
 
 extern "C" int scipis_tokenizer_named(const char* name, unsigned char delim[256]) {
