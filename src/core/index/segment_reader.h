@@ -83,6 +83,11 @@ class TfMeta {
   uint64_t base_ = 0;
   size_t index_ = 0, entries_ = 0, entries_end_ = 0;  // in bytes_
   mutable std::vector<uint64_t> chunk_ok_;  // a bit per index chunk
+  // Groups whose crc matched, direct-mapped (g + 1 at g % kCheckedGroups):
+  // every lookup's binary search passes the same few groups near the top
+  // of its tree, and a bit per group would grow with the dictionary.
+  static constexpr size_t kCheckedGroups = 256;
+  mutable uint32_t checked_[kCheckedGroups] = {};
   std::shared_ptr<const DictDecoder> codes_;
 };
 
@@ -136,7 +141,7 @@ class FileBlocks {
   }
   const std::string& path() const { return path_; }
   size_t heap_bytes() const {
-    return sizeof(*this) + path_.capacity() + len_ok_.capacity() * sizeof(uint64_t);
+    return sizeof(*this) + path_.capacity() + (len_ok_.capacity() + block_ok_.capacity()) * sizeof(uint64_t);
   }
 
  private:
@@ -153,6 +158,7 @@ class FileBlocks {
   std::string_view lcp_;
   size_t first_ = 0;  // where the first block starts in file_
   mutable std::vector<uint64_t> len_ok_;  // a bit per chunk; empty: the crcs unchecked
+  mutable std::vector<uint64_t> block_ok_;  // a bit per block whose crc matched
   mutable bool stats_ok_ = false;
 };
 
