@@ -346,21 +346,35 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   // as their dictionary groups are, so a group's regions lie together.
   sort_keys_.reset(n * sizeof(KeyIndex));
   auto* const sorted = reinterpret_cast<KeyIndex*>(sort_keys_.data());
-  if (dictionary_order(sorted) != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
   std::vector<size_t> per_split(size_t{sf} + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
-  // Once counted into its split, a term's key becomes its first word,
-  // big-endian, by which each split is sorted (splits are consecutive
-  // ranges of the hash order, so the hash is not needed again).
-  for (size_t i = 0; i < n; i++) {
-    if (i + 16 < n) __builtin_prefetch(&slots_[sorted[i + 16].value]);
-    const uint32_t split = dict_split(sorted[i].key, sf);
-    const TermSlot& e = slots_[sorted[i].value];
-    per_split[split + 1]++;
-    split_bytes[split] += e.len();
-    sorted[i].key = __builtin_bswap64(e.prefix);
+  if (sf == 1) {
+    // One split needs no hash order: the terms in slot order, keyed by
+    // their first word, big-endian, by which the split is sorted.
+    size_t at = 0;
+    for (size_t i = 0; i < cap_; i++) {
+      if (!slots_[i].tag) continue;
+      if (at == n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
+      sorted[at++] = KeyIndex{__builtin_bswap64(slots_[i].prefix), i};
+    }
+    if (at != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
+    per_split[1] = n;
+    split_bytes[0] = term_bytes_;
+  } else {
+    if (dictionary_order(sorted) != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
+    // Once counted into its split, a term's key becomes its first word,
+    // big-endian, by which each split is sorted (splits are consecutive
+    // ranges of the hash order, so the hash is not needed again).
+    for (size_t i = 0; i < n; i++) {
+      if (i + 16 < n) __builtin_prefetch(&slots_[sorted[i + 16].value]);
+      const uint32_t split = dict_split(sorted[i].key, sf);
+      const TermSlot& e = slots_[sorted[i].value];
+      per_split[split + 1]++;
+      split_bytes[split] += e.len();
+      sorted[i].key = __builtin_bswap64(e.prefix);
+    }
+    for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
   }
-  for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
 
   size_t reserved = data_reserve(n, postings_);
   for (size_t s = 0; s < sf; s++)
