@@ -52,14 +52,21 @@ void PathIndex::serialise(int split_factor, std::string& data, std::vector<std::
     std::string_view prev, lo, hi;
     FileBlockStats st;
     const size_t end = std::min(n, (b + 1) * kFileBlock);
+    // The restarts' offsets, filled as they are reached.
+    data.append(4 * ((end - b * kFileBlock - 1) / kRestart), '\0');
     for (size_t i = b * kFileBlock; i < end; i++) {
       const DocInfo& d = docs_[i];
       const std::string_view path(paths_.data() + path_off, lens_[i]);
       path_off += lens_[i];
-      const bool head = i == b * kFileBlock;
+      const size_t j = i - b * kFileBlock;
+      const bool head = j % kRestart == 0;
+      if (head && j) {
+        write_u32(data.data() + start + 4 * (j / kRestart - 1), static_cast<uint32_t>(data.size() - start));
+        prev = {};
+      }
       st.add(d);
-      if (head || path < lo) lo = path;
-      if (head || path > hi) hi = path;
+      if (j == 0 || path < lo) lo = path;
+      if (j == 0 || path > hi) hi = path;
       write_u32(data.data() + lens_at + 4 * i,
                 static_cast<uint32_t>(std::min<uint64_t>(d.tokens, kLenInRecord)));
       const DocInfo* p = head ? nullptr : &docs_[i - 1];

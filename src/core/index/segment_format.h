@@ -32,19 +32,25 @@
 //            the blocks back to back, the last ending at the end of the
 //            file. Searches read lengths and statistics in place; each
 //            block ends with its own u32 crc32c of the bytes before it in
-//            the block. A block's records, each:
-//              varint seq delta (the first: seq itself; then seq minus the
+//            the block. A block of n records opens with u32
+//            restart[(n - 1) / kRestart]: where record kRestart * (k + 1)
+//            starts, from the block's start. A record whose place in its
+//            block is a multiple of kRestart is a restart, coded as the
+//            block's first is, so that a reader decodes from the restart
+//            before the record it needs, not from the block's start.
+//            A block's records, each:
+//              varint seq delta (a restart: seq itself; then seq minus the
 //                previous record's seq, modulo 2^64),
 //              varint size,
-//              varint zigzag(mtime_ns delta) (the first: zigzag(mtime_ns);
+//              varint zigzag(mtime_ns delta) (a restart: zigzag(mtime_ns);
 //                then mtime_ns minus the previous one's, modulo 2^64),
 //              varint tokens,
 //              varint zigzag(ctime_ns - mtime_ns, modulo 2^64),
 //              varint inode, then uid, gid and st_mode, each as it is in
-//                the block's first record, then zigzag of its difference
-//                from the previous record's (inodes modulo 2^64),
+//                a restart, then zigzag of its difference from the
+//                previous record's (inodes modulo 2^64),
 //              path front-coded against the previous record's path in the
-//                block: varint shared prefix length (0 for the first),
+//                block: varint shared prefix length (0 for a restart),
 //                varint suffix length, the suffix bytes.
 // File meta: split `aux`; count entries (u64 path_hash, u32 record), sorted.
 #pragma once
@@ -76,12 +82,16 @@ namespace scipis {
 // 10: each file record keeps the checksum of the file's last bytes
 //    (FileAttrs::tail), so that a refresh can index only what a log
 //    appended.
-constexpr uint32_t kFormatVersion = 10;
+// 11: file blocks restart every kRestart records: a search's hit decodes
+//    at most kRestart records, not up to kFileBlock.
+constexpr uint32_t kFormatVersion = 11;
 constexpr size_t kHeaderSize = 32;
 constexpr size_t kTfMetaHead = 20;
 constexpr size_t kTermGroupEntry = 28;
 constexpr size_t kIndexChunk = 64;
 constexpr size_t kFileBlock = 64;
+constexpr size_t kRestart = 16;
+static_assert(kFileBlock % kRestart == 0, "restarts divide a block evenly");
 // A file record's most bytes besides its path suffix: six varints of up
 // to 64 bits, two of up to 32, three of up to 33 and the tail's (33).
 constexpr size_t kMaxFileRecord = 6 * 10 + 2 * 5 + 4 * 5;

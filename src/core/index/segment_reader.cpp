@@ -295,12 +295,17 @@ std::string_view FileBlocks::block(size_t b) const {
   const size_t start = offset(b);
   const size_t end = b + 1 < blocks_ ? offset(b + 1) : room;
   if ((b == 0 && start != 0) || end > room || start > end ||
-      end - start < records_in(b) * kMinFileRecord + 4)
+      end - start < records_in(b) * kMinFileRecord + 4 * restarts_in(b) + 4)
     fail_corrupt(path_, "bad offset of file block " + std::to_string(b));
   return file_.substr(first_ + start, end - start);
 }
 
 void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends, size_t upto) const {
+  decode_from(b, 0, docs, paths, ends, upto);
+}
+
+void FileBlocks::decode_from(size_t b, size_t from, DocInfo* docs, std::string& paths, size_t* ends,
+                             size_t upto) const {
   const std::string_view blk = block(b);
   const size_t len = blk.size() - 4;
   if (block_ok_.empty()) block_ok_.assign((blocks_ + 63) / 64, 0);
@@ -309,11 +314,27 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
       fail_corrupt(path_, "checksum mismatch in file block " + std::to_string(b));
     block_ok_[b / 64] |= uint64_t{1} << (b % 64);
   }
-  Cursor c(blk.data(), len);
   const size_t n = std::min(upto, records_in(b));
+  const size_t restarts = restarts_in(b);
+  const auto* const head = reinterpret_cast<const unsigned char*>(blk.data());
+  // Where record r, a restart, starts; past the restart table, in the block.
+  auto restart_at = [&](size_t r) -> size_t {
+    const size_t at = r ? get_u32(head + 4 * (r / kRestart - 1)) : 4 * restarts;
+    if (at < 4 * restarts || at > len) fail_corrupt(path_, "bad restart in file block " + std::to_string(b));
+    return at;
+  };
+  if (from % kRestart != 0 || from > n) fail(SCIPIS_E_INTERNAL, "file block decoded from record %zu", from);
+  const size_t first_at = restart_at(from);
+  Cursor c(blk.data() + first_at, len - first_at);
   size_t prev_at = paths.size(), prev_len = 0;
-  for (size_t i = 0; i < n; i++) {
-    DocInfo& d = docs[i];
+  for (size_t i = from; i < n; i++) {
+    DocInfo& d = docs[i - from];
+    const bool restart = i % kRestart == 0;
+    // Read from the block's start, every restart must begin where the
+    // table says (read from a restart, the crc vouches for the rest).
+    if (restart && i && from == 0 && restart_at(i) != len - c.left())
+      fail_corrupt(path_, "bad restart in file block " + std::to_string(b));
+    if (restart) prev_len = 0;
     const uint64_t seq = c.varint();
     d.size = c.varint();
     const int64_t mtime = unzigzag(c.varint());
@@ -331,41 +352,42 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
     // previous one's plus a difference; either must land in 32 bits.
     auto field32 = [&](uint64_t v, uint32_t prev) {
       constexpr int64_t kMax = UINT32_MAX;
-      const int64_t dlt = i == 0 ? 0 : unzigzag(v);
-      const int64_t x = i == 0 ? (v > UINT32_MAX ? -1 : static_cast<int64_t>(v))
-                               : (dlt < -kMax || dlt > kMax ? -1 : static_cast<int64_t>(prev) + dlt);
+      const int64_t dlt = restart ? 0 : unzigzag(v);
+      const int64_t x = restart ? (v > UINT32_MAX ? -1 : static_cast<int64_t>(v))
+                                : (dlt < -kMax || dlt > kMax ? -1 : static_cast<int64_t>(prev) + dlt);
       if (x < 0 || x > kMax) fail_corrupt(path_, "bad record in file block " + std::to_string(b));
       return static_cast<uint32_t>(x);
     };
-    if (i == 0) {
+    const DocInfo* p = restart ? nullptr : &docs[i - from - 1];
+    if (restart) {
       d.seq = seq;
       d.mtime_ns = mtime;
       d.ino = ino;
     } else {
-      d.seq = docs[i - 1].seq + seq;
-      d.mtime_ns = static_cast<int64_t>(static_cast<uint64_t>(docs[i - 1].mtime_ns) +
+      d.seq = p->seq + seq;
+      d.mtime_ns = static_cast<int64_t>(static_cast<uint64_t>(p->mtime_ns) +
                                         static_cast<uint64_t>(mtime));
-      d.ino = docs[i - 1].ino + static_cast<uint64_t>(unzigzag(ino));
+      d.ino = p->ino + static_cast<uint64_t>(unzigzag(ino));
     }
     d.ctime_ns = static_cast<int64_t>(static_cast<uint64_t>(d.mtime_ns) +
                                       static_cast<uint64_t>(unzigzag(ctime_delta)));
-    d.uid = field32(uid, i ? docs[i - 1].uid : 0);
-    d.gid = field32(gid, i ? docs[i - 1].gid : 0);
-    d.mode = field32(mode, i ? docs[i - 1].mode : 0);
+    d.uid = field32(uid, p ? p->uid : 0);
+    d.gid = field32(gid, p ? p->gid : 0);
+    d.mode = field32(mode, p ? p->mode : 0);
     const size_t at = paths.size();
     paths.resize(at + shared + tail.size());
     std::memcpy(paths.data() + at, paths.data() + prev_at, shared);
     std::memcpy(paths.data() + at + shared, tail.data(), tail.size());
     prev_at = at;
     prev_len = shared + tail.size();
-    ends[i] = paths.size();
+    ends[i - from] = paths.size();
   }
   if (n == records_in(b) && c.left() != 0)
     fail_corrupt(path_, "trailing bytes in file block " + std::to_string(b));
   static_assert(kLenChunk % kFileBlock == 0, "a block's lengths lie in one chunk");
   const unsigned char* arr = len_chunk(b * kFileBlock / kLenChunk) + 4 * (b * kFileBlock % kLenChunk);
-  for (size_t i = 0; i < n; i++)
-    if (get_u32(arr + 4 * i) != std::min<uint64_t>(docs[i].tokens, kLenInRecord))
+  for (size_t i = from; i < n; i++)
+    if (get_u32(arr + 4 * i) != std::min<uint64_t>(docs[i - from].tokens, kLenInRecord))
       fail_corrupt(path_, "length array differs from file block " + std::to_string(b));
 }
 

@@ -112,6 +112,8 @@ class FileBlocks {
   size_t records_in(size_t b) const {
     return b + 1 < blocks_ ? kFileBlock : static_cast<size_t>(count_ - (blocks_ - 1) * kFileBlock);
   }
+  // Restarts after block b's first record (its table's entries).
+  size_t restarts_in(size_t b) const { return (records_in(b) - 1) / kRestart; }
   // Block b's bytes, its crc included.
   std::string_view block(size_t b) const;
   // Decodes block b after checking its crc: records_in(b) records into
@@ -121,6 +123,10 @@ class FileBlocks {
   // length array holds. With upto, only the first upto records.
   void decode(size_t b, DocInfo* docs, std::string& paths, size_t* ends,
               size_t upto = kFileBlock) const;
+  // The same from record from (a restart: a multiple of kRestart) on:
+  // docs[0] and ends[0] are record from's.
+  void decode_from(size_t b, size_t from, DocInfo* docs, std::string& paths, size_t* ends,
+                   size_t upto = kFileBlock) const;
   // Chunk c of the length array (kLenChunk u32 little-endian, one per
   // record from record c * kLenChunk; kLenInRecord: in the record),
   // checked when first read.

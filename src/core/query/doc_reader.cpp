@@ -28,21 +28,24 @@ void DocReader::locate(uint64_t seq) {
 void DocReader::load(uint64_t seq) {
   if (seq - block_a_ < block_n_) return;
   if (seq - seg_a_ >= seg_n_) locate(seq);
-  // A record of the block decoded last, past what was decoded: the block
-  // whole, as reads in document order go on through it.
-  const bool whole = seq - block_a_ < kFileBlock && block_n_ > 0;
   const FileBlocks& fb = c_.files(*ix_.segs[seg_]);
   const size_t b = static_cast<size_t>((seq - seg_a_) / kFileBlock);
+  const uint64_t first = seg_a_ + b * kFileBlock;
+  // From the restart before seq's record (a path is front-coded against
+  // the one before it, back to the restart) up to it; past what was
+  // decoded of the same block, to the block's end, as reads in document
+  // order go on through it.
+  const size_t i = static_cast<size_t>(seq - first);
+  const size_t from = i / kRestart * kRestart;
+  const bool on = block_n_ > 0 && block_a_ >= first && block_a_ - first < kFileBlock;
+  const size_t n = on ? fb.records_in(b) : i + 1;
   paths_.clear();
   block_n_ = 0;
-  const uint64_t first = seg_a_ + b * kFileBlock;
-  // Records up to seq's: a path is front-coded against the one before it.
-  const size_t n = whole && first == block_a_ ? fb.records_in(b) : static_cast<size_t>(seq - first) + 1;
-  fb.decode(b, docs_, paths_, ends_, n);
-  for (size_t i = 0; i < n; i++)
-    if (docs_[i].seq != first + i) fail_corrupt(fb.path(), "document numbers are not consecutive");
-  block_a_ = first;
-  block_n_ = n;
+  fb.decode_from(b, from, docs_, paths_, ends_, n);
+  for (size_t k = from; k < n; k++)
+    if (docs_[k - from].seq != first + k) fail_corrupt(fb.path(), "document numbers are not consecutive");
+  block_a_ = first + from;
+  block_n_ = n - from;
 }
 
 }  // namespace scipis
