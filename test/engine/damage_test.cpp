@@ -121,6 +121,36 @@ TEST(Damage, FlippedBitInFileData) {
   });
 }
 
+// An index another scipis wrote (every file of it of another format
+// version): the error says to build the collection again, and a build
+// over it answers.
+TEST(Damage, OtherFormatVersionAsksForARebuildThatWorks) {
+  Fixture f;
+  for (const char* rel : {"/MANIFEST", "/tfidf_index_0/seg_0.meta.0", "/tfidf_index_0/seg_0.data"}) {
+    const std::string p = (rel[1] == 'M' ? f.dir : f.gen()) + rel;
+    std::string b = testutil::read(p);
+    b[8] = static_cast<char>(scipis::kFormatVersion - 1);
+    const uint32_t crc = scipis::crc32c(b.data(), 28);
+    for (int i = 0; i < 4; i++) b[28 + i] = static_cast<char>(crc >> (8 * i));
+    testutil::write(p, b);
+  }
+  scipis_error err{};
+  auto hits = testutil::search(f.dir, "t5", 10, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+  EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
+  EXPECT_NE(std::string(err.message).find("format version " + std::to_string(scipis::kFormatVersion - 1)),
+            std::string::npos) << err.message;
+  EXPECT_NE(std::string(err.message).find("scipis_index"), std::string::npos) << err.message;
+  EXPECT_TRUE(hits.empty());
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 1;
+  scipis_build_stats st;
+  ASSERT_EQ(testutil::build(f.dir, f.root, o, &st, &err), 0) << err.message;
+  hits = testutil::search(f.dir, "t5", 10, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &err);
+  EXPECT_EQ(err.code, SCIPIS_OK) << err.message;
+  EXPECT_EQ(hits.size(), 10u);
+}
+
 TEST(Damage, WrongVersionWithValidChecksum) {
   expect_damage_reported([](Fixture& f) {
     std::string p = f.gen() + "/tfidf_index_0/seg_0.meta.0";

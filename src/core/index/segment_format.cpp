@@ -38,10 +38,13 @@ FileHeader check_header(const std::string& path, const char* magic,
   if (get_u32(p + 28) != crc32c(p, 28))
     fail_corrupt(path, "header checksum mismatch");
   uint32_t version = get_u32(p + 8);
+  // Not damage: written by another scipis. Its collection must be built
+  // again by this one (a full build over it works: it reads no old file).
   if (version != kFormatVersion)
-    fail_corrupt(path, "format version " + std::to_string(version) +
-                           " is not the supported version " +
-                           std::to_string(kFormatVersion));
+    throw Error(SCIPIS_E_CORRUPT, "scipis index file \"" + path + "\" has format version " +
+                                      std::to_string(version) + ", this scipis reads version " +
+                                      std::to_string(kFormatVersion) +
+                                      ": build the collection again with scipis_index");
   FileHeader h;
   h.aux = get_u32(p + 12);
   h.count = get_u64(p + 16);
