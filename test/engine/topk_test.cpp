@@ -113,9 +113,11 @@ bool build_long_lists(std::mt19937_64& rng, int files, int rare, uint64_t table_
 }
 
 void print_stats(const scipis::TopkStats& stats) {
-  std::printf("windows %llu, skipped %llu, blocks decoded %llu\n",
+  std::printf("windows %llu, skipped %llu, blocks decoded %llu, MaxScore windows %llu, postings passed over %llu\n",
               static_cast<unsigned long long>(stats.windows), static_cast<unsigned long long>(stats.skipped),
-              static_cast<unsigned long long>(stats.blocks_decoded));
+              static_cast<unsigned long long>(stats.blocks_decoded),
+              static_cast<unsigned long long>(stats.maxscore_windows),
+              static_cast<unsigned long long>(stats.passed_over));
 }
 
 }  // namespace
@@ -139,6 +141,9 @@ TEST(TopK, SkippingNeverChangesAnAnswer) {
   EXPECT_GT(compare_paths(c, rng, 2500, 40, 450, stats), 2000);
   // The test means something only if blocks were skipped, often.
   EXPECT_GT(stats.skipped * 50, stats.windows) << stats.skipped << " of " << stats.windows << " windows skipped";
+  // And only if terms were left out of the candidates (MaxScore) too.
+  EXPECT_GT(stats.maxscore_windows * 50, stats.windows);
+  EXPECT_GT(stats.passed_over, 1000u);
   print_stats(stats);
   testutil::rm_rf(dir);
   testutil::rm_rf(root);

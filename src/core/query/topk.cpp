@@ -207,6 +207,9 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
       match, [&](size_t t, double tf, double len) { return score_of[t](tf, len); }, offer);
   std::vector<std::vector<Posting>> win(nt);
   std::vector<size_t> pos(nt);
+  std::vector<double> term_bound(nt);
+  std::vector<size_t> by_bound(nt);
+  std::vector<char> essential(nt);
   for (uint32_t i = 0; i < ni; i++) {
     DocReader rd(c, i);
     const IndexerState& ix = c.indexer(i);
@@ -246,8 +249,10 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
       for (size_t t = 0; t < nt; t++) {
         TermBlocks& tb = lists[i][t];
         bool any = false;
+        term_bound[t] = 0;
         for (size_t b = tb.at; b < tb.blks.size() && tb.blks[b].first <= hi; b++) {
           bound += tb.blks[b].bound;
+          term_bound[t] += tb.blks[b].bound;
           any = true;
         }
         present += any;
@@ -265,13 +270,36 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           for (size_t b = tb.at; b < tb.blks.size() && tb.blks[b].first <= hi; b++)
             tb.gather(b, lo, hi, win[t], st);
         }
+        // MaxScore (Turtle and Flood): the terms whose window bounds,
+        // added from the least, stay below the k-th score by the margin
+        // cannot bring a document in alone; only documents holding one of
+        // the other terms are scored (each with all its terms).
+        std::fill(essential.begin(), essential.end(), 1);
+        if (full && match == SCIPIS_MATCH_ANY && nt > 1) {
+          for (size_t t = 0; t < nt; t++) by_bound[t] = t;
+          std::sort(by_bound.begin(), by_bound.end(),
+                    [&](size_t a, size_t b) { return term_bound[a] < term_bound[b]; });
+          double sum = 0;
+          for (size_t t : by_bound) {
+            if (!((sum + term_bound[t]) * kMargin < heap.top().score)) break;
+            sum += term_bound[t];
+            essential[t] = 0;
+          }
+          st.maxscore_windows += essential[by_bound[0]] == 0;
+        }
         // Documents in seq order; each one's score summed in query-term
         // order, as search() sums it.
         while (true) {
           uint64_t seq = UINT64_MAX;
           for (size_t t = 0; t < nt; t++)
-            if (pos[t] < win[t].size()) seq = std::min(seq, win[t][pos[t]].seq);
+            if (essential[t] && pos[t] < win[t].size()) seq = std::min(seq, win[t][pos[t]].seq);
           if (seq == UINT64_MAX) break;
+          for (size_t t = 0; t < nt; t++)
+            if (!essential[t])
+              while (pos[t] < win[t].size() && win[t][pos[t]].seq < seq) {
+                pos[t]++;
+                st.passed_over++;
+              }
           const double len = rd.len(seq);
           double score = 0;
           size_t matched = 0;

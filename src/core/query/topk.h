@@ -15,6 +15,9 @@ namespace scipis {
 // What a query passed over, for tests and benchmarks.
 struct TopkStats {
   uint64_t windows = 0, skipped = 0, blocks_decoded = 0;
+  // Windows where some terms could not bring a document in alone, and
+  // the postings of those terms passed over unscored.
+  uint64_t maxscore_windows = 0, passed_over = 0;
 };
 
 // Best hits first; k >= 1. Terms as parse_query gives them.
