@@ -84,7 +84,7 @@ typedef struct scipis_build_stats
 	/* A compaction's work. */
 	uint64_t	segments_merged;
 	uint64_t	docs_dropped;	/* tombstoned, and chains' members folded */
-	uint64_t	chains_folded;
+	uint64_t	chains_folded;	/* whole, or their last links into one */
 	/* A refresh's walk (SCIPIS_REFRESH_SKIP_DIRS). */
 	uint64_t	dirs_skipped;	/* unchanged since the last walk: not listed */
 	uint64_t	files_checked;	/* held files stat'ed to see whether they changed */

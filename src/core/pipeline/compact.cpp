@@ -264,34 +264,61 @@ std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const Co
   if (!cs.all && !cs.beside) {
     // Garbage (tombstoned documents, chain members) costs every query:
     // a merge reaches back to the first segment from which on what it
-    // would reclaim (the tombstoned, and the members of the chains whose
-    // roots it holds) is half or more of the documents.
-    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> rooted(ni);  // (root seq, members)
-    for (const Chain& chain : c.chains())
-      rooted[chain.members.front().indexer].emplace_back(chain.members.front().seq,
-                                                         chain.members.size());
+    // would reclaim is half or more of the documents, then forward again
+    // past segments whose only reclaim is a chain's root: the links of a
+    // long chain fold among themselves in a merge of the small segments
+    // that hold them, without the root's (the appended file's first
+    // version, costly to rewrite after every few appends).
+    std::vector<std::vector<size_t>> touching(ni);  // chains with a member in each indexer
+    for (size_t ch = 0; ch < c.chains().size(); ch++) {
+      uint32_t last = UINT32_MAX;
+      for (const DocId& d : c.chains()[ch].members)
+        if (d.indexer != last) touching[last = d.indexer].push_back(ch);
+    }
+    for (auto& t : touching) t.erase(std::unique(t.begin(), t.end()), t.end());
     for (uint32_t i = 0; i < ni; i++) {
       const IndexerState& ix = c.indexer(i);
-      std::sort(rooted[i].begin(), rooted[i].end());
-      uint64_t dead = ix.dead.size(), chained = 0;
-      for (const auto& r : rooted[i]) chained += r.second;
-      size_t d = 0, ch = 0;
       // Bytes of the segments from j on: a reach-back stays within the
       // automatic merge's bound.
       std::vector<uint64_t> tail_bytes(ix.segs.size() + 1, 0);
       for (size_t j = ix.segs.size(); j-- > 0;)
         tail_bytes[j] = tail_bytes[j + 1] + segment_bytes(*refs[i][j]);
-      for (size_t j = 0; j < ix.segs.size() && j < from_seg[i]; j++) {
-        const uint64_t docs = ix.docs() - ix.first[j];
-        const uint64_t garbage = dead + chained;
-        if (garbage > 0 && garbage * kGarbageShareDenominator >= docs &&
-            tail_bytes[j] <= cs.max_bytes) {
-          from_seg[i] = first_uncut(cur, i, j);
-          break;
+      auto reclaim = [&](size_t j) {
+        auto merged = [&](const DocId& d) {
+          if (d.indexer == i) return d.seq >= ix.first[j];
+          const size_t f = from_seg[d.indexer];
+          return f != SIZE_MAX && d.seq >= c.indexer(d.indexer).first[f];
+        };
+        uint64_t n = static_cast<uint64_t>(ix.dead.end() - std::lower_bound(ix.dead.begin(), ix.dead.end(), ix.first[j]));
+        for (size_t ch : touching[i]) {
+          const auto& mem = c.chains()[ch].members;
+          size_t k = mem.size();
+          while (k > 0 && merged(mem[k - 1])) k--;
+          if (mem.size() - k >= 2) n += mem.size() - k - 1;
         }
-        for (; d < ix.dead.size() && ix.dead[d] < ix.first[j + 1]; d++) dead--;
-        for (; ch < rooted[i].size() && rooted[i][ch].first < ix.first[j + 1]; ch++)
-          chained -= rooted[i][ch].second;
+        return n;
+      };
+      auto qualifies = [&](size_t j, uint64_t garbage) {
+        return garbage > 0 && garbage * kGarbageShareDenominator >= ix.docs() - ix.first[j] &&
+               tail_bytes[j] <= cs.max_bytes;
+      };
+      const size_t stop = std::min(ix.segs.size(), from_seg[i]);
+      for (size_t j = 0; j < stop; j++) {
+        uint64_t garbage = reclaim(j);
+        if (!qualifies(j, garbage)) continue;
+        while (j + 1 < stop) {
+          uint64_t roots = 0;
+          for (size_t ch : touching[i]) {
+            const DocId& r = c.chains()[ch].members.front();
+            roots += r.indexer == i && r.seq >= ix.first[j] && r.seq < ix.first[j + 1];
+          }
+          const uint64_t next = reclaim(j + 1);
+          if (!qualifies(j + 1, next) || next + roots < garbage) break;
+          j++;
+          garbage = next;
+        }
+        from_seg[i] = first_uncut(cur, i, j);
+        break;
       }
     }
     // A chain folds only when each of its members takes part: a merge
@@ -339,15 +366,36 @@ void compact_run(scipis_build* b) {
     if (from_seg[i] != SIZE_MAX) from[i] = c.indexer(i).first[from_seg[i]];
   auto merged = [&](const DocId& d) { return from[d.indexer] != UINT64_MAX && d.seq >= from[d.indexer]; };
 
-  // Chains whose members all take part are folded into their last member.
+  // A chain's last members that take part fold into its last: all of
+  // them (the chain becomes one document), or two or more of its links
+  // (the chain keeps its members before them, the folded link the first
+  // folded one's retraction). fold_from: the first member that folds.
   const auto& chains = c.chains();
-  std::vector<bool> fold(chains.size(), false);
+  std::vector<size_t> fold_from(chains.size(), SIZE_MAX);
   absl::flat_hash_map<DocId, size_t> folded_member;  // non-last members of folded chains
-  for (size_t ch = 0; ch < chains.size(); ch++) {
-    fold[ch] = !cs.beside && std::all_of(chains[ch].members.begin(), chains[ch].members.end(), merged);
-    if (!fold[ch]) continue;
+  for (size_t ch = 0; ch < chains.size() && !cs.beside; ch++) {
+    const auto& mem = chains[ch].members;
+    size_t k = mem.size();
+    while (k > 0 && merged(mem[k - 1])) k--;
+    if (k > 0 && mem.size() - k < 2) continue;
+    fold_from[ch] = k;
     cs.chains_folded++;
-    for (size_t m = 0; m + 1 < chains[ch].members.size(); m++) folded_member[chains[ch].members[m]] = ch;
+    for (size_t m = k; m + 1 < mem.size(); m++) folded_member[mem[m]] = ch;
+  }
+  auto folds = [&](int64_t ch) { return ch >= 0 && fold_from[static_cast<size_t>(ch)] != SIZE_MAX; };
+  // Per folded chain, the retractions its folded document applies (those
+  // of the links after the first that folds) and the one its link keeps.
+  std::vector<std::vector<std::string>> fold_retract(chains.size());
+  std::vector<std::string> kept_retract(chains.size());
+  {
+    std::vector<size_t> member(chains.size(), 0);
+    for (const ChainLink& l : c.chain_links()) {
+      const int64_t ch = c.chain_of(l.root.indexer, l.root.seq);
+      if (!folds(ch)) continue;
+      const size_t u = static_cast<size_t>(ch), at = ++member[u];
+      if (at == fold_from[u]) kept_retract[u] = l.retract;
+      else if (at > fold_from[u] && !l.retract.empty()) fold_retract[u].push_back(l.retract);
+    }
   }
 
   // New numbers: the merged ranges' documents in order, less the dropped.
@@ -371,6 +419,7 @@ void compact_run(scipis_build* b) {
   // Terms of the folded chains' earlier members, gathered first: a chain
   // may end in an indexer merged before the one holding its root.
   absl::flat_hash_map<DocId, TermCounts> stash;
+  absl::flat_hash_map<DocId, uint64_t> stash_tokens;  // their own lengths
   if (!folded_member.empty()) {
     for (uint32_t i = 0; i < ni; i++) {
       if (from[i] == UINT64_MAX) continue;
@@ -390,6 +439,19 @@ void compact_run(scipis_build* b) {
         for (const Fwd& f : fwd)
           if (folded_member.contains(DocId{i, f.seq}))
             stash[DocId{i, f.seq}].emplace_back(names[f.term], f.tf);
+        const FileBlocks& fb = c.files(s);
+        DocInfo recs[kFileBlock];
+        size_t ends[kFileBlock];
+        std::string recpaths;
+        for (size_t blk = 0; blk < fb.blocks(); blk++) {
+          const uint64_t q0 = ix.first[j] + blk * kFileBlock;
+          bool any = false;
+          for (size_t r = 0; r < fb.records_in(blk) && !any; r++) any = folded_member.contains(DocId{i, q0 + r});
+          if (!any) continue;
+          fb.decode(blk, recs, recpaths, ends);
+          for (size_t r = 0; r < fb.records_in(blk); r++)
+            if (folded_member.contains(DocId{i, q0 + r})) stash_tokens[DocId{i, q0 + r}] = recs[r].tokens;
+        }
         if (cs.stop.load()) fail(SCIPIS_E_CANCELED, "compaction was cancelled");
       }
     }
@@ -483,21 +545,26 @@ void compact_run(scipis_build* b) {
           d.seq = next_seq++;
           if (nq != d.seq) fail(SCIPIS_E_INTERNAL, "compaction lost count of its documents");
           const int64_t ch = c.chain_of(i, q);
-          if (ch >= 0 && fold[static_cast<size_t>(ch)]) {
-            // The chain as one document: its members' counts summed, less
-            // what its links retracted.
-            const Chain& chain = chains[static_cast<size_t>(ch)];
+          if (folds(ch)) {
+            // The folded members as one document: their counts summed,
+            // less what the links after the first of them retracted.
+            const size_t u = static_cast<size_t>(ch);
+            const Chain& chain = chains[u];
             std::map<std::string, uint64_t> sum;
             for (size_t x = begin; x < at; x++) sum[names[fwd[x].term]] += fwd[x].tf;
-            for (size_t mm = 0; mm + 1 < chain.members.size(); mm++)
+            uint64_t own = d.tokens;
+            for (size_t mm = fold_from[u]; mm + 1 < chain.members.size(); mm++) {
               if (auto it = stash.find(chain.members[mm]); it != stash.end())
                 for (const auto& [t, n] : it->second) sum[t] += n;
-            for (const std::string& t : chain.retract) {
+              if (auto it = stash_tokens.find(chain.members[mm]); it != stash_tokens.end()) own += it->second;
+            }
+            for (const std::string& t : fold_retract[u]) {
               auto it = sum.find(t);
               if (it != sum.end() && --it->second == 0) sum.erase(it);
             }
             for (const auto& [t, n] : sum) add(t, d.seq, n);
-            d.tokens = chain.tokens;
+            own -= std::min<uint64_t>(own, fold_retract[u].size());
+            d.tokens = fold_from[u] == 0 ? chain.tokens : own;
           } else {
             for (size_t x = begin; x < at; x++) add(names[fwd[x].term], d.seq, fwd[x].tf);
           }
@@ -559,8 +626,11 @@ void compact_run(scipis_build* b) {
   std::vector<ChainLink> links;
   for (const ChainLink& l : c.chain_links()) {
     const int64_t ch = c.chain_of(l.root.indexer, l.root.seq);
-    if (ch >= 0 && fold[static_cast<size_t>(ch)]) continue;
+    if (folds(ch) && (fold_from[static_cast<size_t>(ch)] == 0 || folded_member.contains(l.ext))) continue;
     ChainLink n = l;
+    // The link a partial fold folded into keeps the first folded one's
+    // retraction (of the piece the member before cut).
+    if (folds(ch)) n.retract = kept_retract[static_cast<size_t>(ch)];
     n.root = new_id(l.root);
     n.ext = new_id(l.ext);
     links.push_back(std::move(n));

@@ -1,7 +1,8 @@
 // Compaction (the SCIPIS paper's LSM-style merges): an indexer's last
 // segments are merged into one run of new segments, their documents
 // renumbered in order, tombstoned ones dropped and appended files' chains
-// whose members all take part folded into single documents. Earlier
+// folded: into single documents when all their members take part, else
+// their last two or more links that do into one link. Earlier
 // segments keep their files (linked into the new generation) and their
 // documents' numbers, so a merge costs what its segments hold.
 #pragma once
