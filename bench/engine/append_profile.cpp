@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 #include <algorithm>
+#include <numeric>
 #include "scipis_engine.h"
 #include <sys/resource.h>
 static double cpu(){ rusage u; getrusage(RUSAGE_SELF,&u); return u.ru_utime.tv_sec+u.ru_stime.tv_sec+(u.ru_utime.tv_usec+u.ru_stime.tv_usec)*1e-6; }
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
   }
   printf("tail merges %d (%d merging segments), cpu ms %.2f in all (%.3f per refresh)\n", merges, merged, merge_cpu, merge_cpu / n);
   if (getenv("AP_TRACE")) printf("after each refresh (. none, m nothing merged, M merged): %s\n", trace.c_str());
-  std::sort(ts.begin(), ts.end()); std::sort(cs.begin(), cs.end()); std::sort(ss.begin(), ss.end()); printf("cpu ms p50 %.2f (system p50 %.2f)\n", cs[cs.size()/2], ss[ss.size()/2]);
+  std::sort(ts.begin(), ts.end()); std::sort(cs.begin(), cs.end()); std::sort(ss.begin(), ss.end()); printf("cpu ms p50 %.2f (system p50 %.2f) mean %.3f\n", cs[cs.size()/2], ss[ss.size()/2], std::accumulate(cs.begin(), cs.end(), 0.0) / cs.size());
   if (argc > 4) { std::string a = scratch + "/alone", ai = scratch + "/alone-idx"; fs::create_directories(a); fs::copy_file(big, a + "/big.log", fs::copy_options::overwrite_existing);
     for (int r = 0; r < 3; r++) { fs::remove_all(ai); auto t0 = Clock::now(); double c0 = cpu(); if (finish(scipis_build_start(ai.c_str(), a.c_str(), &o, &err), &st, &err)) return 1; printf("build alone: %.2f ms wall, %.2f ms cpu\n", std::chrono::duration<double>(Clock::now() - t0).count() * 1e3, (cpu()-c0)*1e3); } }
   printf("refresh ms: p50 %.2f min %.2f max %.2f segments %llu read %llu\n", ts[ts.size()/2], ts[0], ts.back(), (unsigned long long)st.segments, (unsigned long long)st.bytes_read);

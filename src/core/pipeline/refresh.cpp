@@ -214,7 +214,10 @@ void refresh_conclude(scipis_build* b) {
   m.docs_with_tokens = with_tokens + t.docs_with_tokens;
   m.skipped = r.scope.empty() ? t.skipped.load() : std::max(cur.skipped, t.skipped.load());
   r.registers = b->pipeline->term_registers();
-  m.terms = DistinctTerms::estimate(r.registers);
+  // Registers no new term moved estimate what they did (the estimate's
+  // pass over them was a tenth of a refresh that found nothing to do).
+  m.terms = !r.old_registers.empty() && r.registers == r.old_registers ? cur.terms
+                                                                       : DistinctTerms::estimate(r.registers);
   // Segments the indexers took in are in their new ones.
   const std::vector<SegmentRef> taken = b->pipeline->absorbed();
   m.segments.clear();
