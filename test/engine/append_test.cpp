@@ -253,9 +253,7 @@ TEST(Append, SmallLastSegmentIsTakenIn) {
     for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
     testutil::write(root + "/o" + std::to_string(i), text);
   }
-  scipis_options o = tiny_options();
-  o.indexer_threads = 1;
-  o.tfidf_index_size = 64 << 20;  // the build in one segment
+  const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;
   settle();

@@ -407,9 +407,7 @@ TEST(Compact, LinksFoldWithoutTheirRoot) {
   while (text.size() < (3u << 20)) text += " t" + std::to_string(rng() % 10000000);
   testutil::write(big, text + " w1");
   for (int i = 0; i < 5; i++) testutil::write(root + "/s" + std::to_string(i), lines(rng, 2000));
-  scipis_options o = tiny_options();
-  o.indexer_threads = 1;
-  o.tfidf_index_size = 64 << 20;  // the build in one segment
+  const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;
   settle();

@@ -142,6 +142,15 @@ inline scipis_options tiny_options() {
   return o;
 }
 
+// One indexer whose table holds a whole small tree: its build is one
+// segment, far larger than the small ones refreshes add.
+inline scipis_options one_segment_options() {
+  scipis_options o = tiny_options();
+  o.indexer_threads = 1;
+  o.tfidf_index_size = 64 << 20;
+  return o;
+}
+
 // Files written just before a refresh are read again whole by the next
 // one (RefreshCatalog's racy files): waited out where a test wants appends.
 inline void settle() { usleep(150 * 1000); }
