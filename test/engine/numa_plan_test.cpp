@@ -274,7 +274,8 @@ TEST(NumaPlan, BuildsPlaceEveryThreadAndRegion) {
     // arena among them.
     std::map<int, size_t> buffers_on;
     std::map<int, size_t> indexer_bytes;
-    const size_t buffer_bytes = scipis::BufferPool::buffer_bytes_for(static_cast<size_t>(cfg.opts.block_size));
+    const size_t buffer_bytes =
+        scipis::BufferPool::buffer_bytes_for(static_cast<size_t>(cfg.opts.block_size));
     for (const auto& b : placer.binds) {
       EXPECT_TRUE(b.placed) << what << " a region bound outside a pipeline thread";
       if (!b.placed) continue;

@@ -289,7 +289,8 @@ std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const Co
           const size_t f = from_seg[d.indexer];
           return f != SIZE_MAX && d.seq >= c.indexer(d.indexer).first[f];
         };
-        uint64_t n = static_cast<uint64_t>(ix.dead.end() - std::lower_bound(ix.dead.begin(), ix.dead.end(), ix.first[j]));
+        uint64_t n = static_cast<uint64_t>(
+            ix.dead.end() - std::lower_bound(ix.dead.begin(), ix.dead.end(), ix.first[j]));
         for (size_t ch : touching[i]) {
           const auto& mem = c.chains()[ch].members;
           size_t k = mem.size();
@@ -446,7 +447,8 @@ void compact_run(scipis_build* b) {
         for (size_t blk = 0; blk < fb.blocks(); blk++) {
           const uint64_t q0 = ix.first[j] + blk * kFileBlock;
           bool any = false;
-          for (size_t r = 0; r < fb.records_in(blk) && !any; r++) any = folded_member.contains(DocId{i, q0 + r});
+          for (size_t r = 0; r < fb.records_in(blk) && !any; r++)
+            any = folded_member.contains(DocId{i, q0 + r});
           if (!any) continue;
           fb.decode(blk, recs, recpaths, ends);
           for (size_t r = 0; r < fb.records_in(blk); r++)
