@@ -729,10 +729,11 @@ void Pipeline::writer_loop(int id) {
   std::vector<std::string> written;
   // A resumable build's marks go out in groups, at most one a second, each
   // after the files of its segments are durable: a stop loses at most the
-  // last second's segments, and fsyncs stay few.
+  // last second's segments, and fsyncs stay few. The first segment's goes
+  // out at once: a build stopped in its first second keeps it too.
   std::vector<std::string> unsynced;
   std::vector<std::pair<std::string, SegmentMark>> pending;
-  auto last_marks = std::chrono::steady_clock::now();
+  auto last_marks = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   auto put = [&](const std::string& path, std::string_view data) {
     write_file_durable(path, data, false);
     written.push_back(path);
