@@ -8,11 +8,12 @@ use Test::More;
 use File::Path qw(make_path);
 use Time::HiRes qw(time);
 
-# A tree big enough that indexing it takes seconds with a small index size
+# A tree big enough that indexing it takes a while with a small index size
 # and many metadata files per flush, so that a cancel or a crash lands
-# while the build runs (2,000 files of mostly distinct tokens).
+# while the build runs (4,000 files of mostly distinct tokens: about 0.4 s
+# on an idle 2-core machine).
 my $tree = PostgreSQL::Test::Utils::tempdir();
-for my $d (0 .. 19) {
+for my $d (0 .. 39) {
 	make_path("$tree/d$d");
 	for my $f (0 .. 99) {
 		my $n = $d * 100 + $f;
@@ -42,9 +43,14 @@ for my $f (0 .. 199) {
 	print $fh "w1 w1 w2 fresh\n";
 	close $fh;
 }
+# The timeout fires a quarter into a build like the first (at most 300
+# ms): a faster machine's build must not finish before it.
+my $timeout_ms = int(1000 * $full / 4);
+$timeout_ms = 300 if $timeout_ms > 300;
+$timeout_ms = 20 if $timeout_ms < 20;
 my $t0 = time();
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
-	"SET statement_timeout = '300ms'; SELECT * FROM scipis_index('c')");
+	"SET statement_timeout = '${timeout_ms}ms'; SELECT * FROM scipis_index('c')");
 my $elapsed = time() - $t0;
 isnt($ret, 0, 'the rebuild was cancelled');
 like($stderr, qr/statement timeout/, 'cancelled by statement_timeout');
@@ -53,7 +59,7 @@ like($stderr, qr/statement timeout/, 'cancelled by statement_timeout');
 # busy with other work (scripts/soak-tests.sh runs the tests that way);
 # a build that ignored the cancel would run its full course instead.
 note("the cancelled statement took $elapsed s");
-cmp_ok($elapsed, '<', 0.3 + 1 + 3.7, 'the cancel took effect promptly');
+cmp_ok($elapsed, '<', $timeout_ms / 1000 + 1 + 3.7, 'the cancel took effect promptly');
 is($node->safe_psql('postgres', $q), $before, 'after a cancel the previous index answers as before');
 is($node->safe_psql('postgres', "SELECT count(*) FROM scipis_search('fresh', k => NULL)"),
 	'0', 'nothing of the cancelled build is visible');
