@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Engine-alone builds of one corpus by several index_bench binaries (built
+# from different commits or with a change), alternating, so that a shared
+# machine's drift hits each alike: one line per build (binary, user s,
+# system s, max RSS KiB, wall s, index bytes), then per binary the medians.
+#   bash bench/engine/binary_ab.sh CORPUS ROUNDS BINARY...
+# A binary: `make index-bench` in a worktree of the commit, then a copy of
+# its bench/build/index_bench.
+set -euo pipefail
+corpus=$1 rounds=$2
+shift 2
+for r in $(seq "$rounds"); do
+  for b in "$@"; do
+    out=$({ /usr/bin/time -f 'TIME %U %S %M' "$b" --corpus "$corpus" --runs 1; } 2>&1)
+    echo "$b $(echo "$out" | grep '^TIME' | cut -d' ' -f2-) $(echo "$out" | grep -oE '"wall_s":[0-9.]+' | cut -d: -f2) $(echo "$out" | grep -oE '"index_bytes":[0-9]+' | cut -d: -f2)"
+  done
+done | tee /dev/stderr | python3 -c '
+import statistics, sys
+rows = [l.split() for l in sys.stdin if l.strip()]
+for b in dict.fromkeys(r[0] for r in rows):
+    got = [r for r in rows if r[0] == b]
+    u = [float(r[1]) for r in got]; s = [float(r[2]) for r in got]; w = [float(r[4]) for r in got]
+    print("%s: %d builds, user s median %.2f (min %.2f), system %.2f, user+system %.2f, wall %.3f (min %.3f)" % (
+        b, len(got), statistics.median(u), min(u), statistics.median(s),
+        statistics.median([a + c for a, c in zip(u, s)]), statistics.median(w), min(w)))
+'
