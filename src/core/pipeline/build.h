@@ -36,6 +36,7 @@ struct RefreshState {
   scipis::DirRecords dirs;        // current's, when the walk skips unchanged ones
   std::vector<uint8_t> old_registers;  // current's TERMS, when it has a sound one
   std::vector<uint8_t> registers;  // the new generation's
+  bool registers_unmoved = false;  // registers equal a sound old_registers
   // The indexers' start, shared with the pipeline: refresh_prepare adds
   // the small last segments they may take in.
   std::shared_ptr<scipis::ResumeState> resume;

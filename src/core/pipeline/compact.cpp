@@ -270,11 +270,8 @@ std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const Co
     // that hold them, without the root's (the appended file's first
     // version, costly to rewrite after every few appends).
     std::vector<std::vector<size_t>> touching(ni);  // chains with a member in each indexer
-    for (size_t ch = 0; ch < c.chains().size(); ch++) {
-      uint32_t last = UINT32_MAX;
-      for (const DocId& d : c.chains()[ch].members)
-        if (d.indexer != last) touching[last = d.indexer].push_back(ch);
-    }
+    for (size_t ch = 0; ch < c.chains().size(); ch++)
+      for (const DocId& d : c.chains()[ch].members) touching[d.indexer].push_back(ch);
     for (auto& t : touching) t.erase(std::unique(t.begin(), t.end()), t.end());
     for (uint32_t i = 0; i < ni; i++) {
       const IndexerState& ix = c.indexer(i);

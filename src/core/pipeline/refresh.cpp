@@ -214,10 +214,10 @@ void refresh_conclude(scipis_build* b) {
   m.docs_with_tokens = with_tokens + t.docs_with_tokens;
   m.skipped = r.scope.empty() ? t.skipped.load() : std::max(cur.skipped, t.skipped.load());
   r.registers = b->pipeline->term_registers();
+  r.registers_unmoved = !r.old_registers.empty() && r.registers == r.old_registers;
   // Registers no new term moved estimate what they did (the estimate's
   // pass over them was a tenth of a refresh that found nothing to do).
-  m.terms = !r.old_registers.empty() && r.registers == r.old_registers ? cur.terms
-                                                                       : DistinctTerms::estimate(r.registers);
+  m.terms = r.registers_unmoved ? cur.terms : DistinctTerms::estimate(r.registers);
   // Segments the indexers took in are in their new ones.
   const std::vector<SegmentRef> taken = b->pipeline->absorbed();
   m.segments.clear();
@@ -256,7 +256,7 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     }
     if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
     // Few new terms move a register: the file is then linked, not written.
-    if (!r.old_registers.empty() && r.registers == r.old_registers)
+    if (r.registers_unmoved)
       link_or_copy(r.current_gen + "/" + kTermsFile, gen + "/" + kTermsFile);
     else
       write_file_durable(gen + "/" + kTermsFile, encode_terms(r.registers));
