@@ -279,6 +279,7 @@ TEST(Append, SmallLastSegmentIsTakenIn) {
 }
 
 TEST(Append, DamagedChainListIsRefused) {
+  NoJournal whole_generations;
   AppendMin every_size(0);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   for (int i = 0; i < 4; i++) testutil::write(root + "/f" + std::to_string(i), "w1 w2");

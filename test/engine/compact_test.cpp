@@ -266,9 +266,9 @@ TEST(Compact, ManifestRecordsDictionaryBytes) {
 namespace {
 
 bool has_tier(const std::string& dir) {
-  std::string bytes;
-  if (!scipis::read_file(scipis::manifest_path(dir), bytes)) return false;
-  scipis::Manifest m = scipis::Manifest::decode(scipis::manifest_path(dir), bytes);
+  std::optional<scipis::CurrentState> st = scipis::try_read_current(dir);
+  if (!st) return false;
+  scipis::Manifest& m = st->m;
   fill_meta_bytes(dir, m);
   for (size_t f : scipis::plan_merges(m, false))
     if (f != SIZE_MAX) return true;

@@ -67,6 +67,7 @@ int compact(const std::string& dir, const scipis_options& o, int flags, scipis_b
 }  // namespace
 
 TEST(Generations, RefreshesWriteOnlyWhatChanged) {
+  refresh_util::NoJournal whole_generations;
   AppendMin every_size(0);
   std::mt19937 rng(3);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
@@ -156,6 +157,7 @@ TEST(Generations, RefreshesWriteOnlyWhatChanged) {
 
 // A full build replaces every generation a refreshed index had.
 TEST(Generations, RebuildLeavesOnlyItsOwn) {
+  refresh_util::NoJournal whole_generations;
   std::mt19937 rng(4);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   for (int i = 0; i < 6; i++) testutil::write(root + "/f" + std::to_string(i), lines(rng, 4000));

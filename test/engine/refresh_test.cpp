@@ -184,7 +184,8 @@ TEST(Refresh, CountsWhatChangedAndLeavesAnUnchangedTreeAlone) {
   ASSERT_NE(ix, nullptr);
   scipis_index_info after;
   ASSERT_EQ(scipis_index_info_get(ix, &after, &err), 0);
-  EXPECT_EQ(after.generation, before.generation + 1);
+  // A small change: a record in the generation's journal, not a new one.
+  EXPECT_EQ(after.generation, before.generation);
   EXPECT_EQ(before.files, 20u);
   EXPECT_EQ(after.files, 19u);
   EXPECT_EQ(after.deleted_docs, 5u);
@@ -251,6 +252,7 @@ TEST(Refresh, NeverIndexedOrOtherTokenizerBuildsAfresh) {
 }
 
 TEST(Refresh, DamagedTombstonesAreRefused) {
+  NoJournal whole_generations;
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   for (int i = 0; i < 6; i++) testutil::write(root + "/f" + std::to_string(i), "w1 w2");
   const scipis_options o = tiny_options();
@@ -290,6 +292,7 @@ TEST(Refresh, DamagedTombstonesAreRefused) {
 // either of the two threads that read it) fails the refresh as damage,
 // naming the file; nothing is published, and once mended it refreshes.
 TEST(Refresh, DamagedFileRecordsFailTheRefresh) {
+  NoJournal whole_generations;
   std::mt19937 rng(23);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   for (int i = 0; i < 12; i++) testutil::write(root + "/f" + std::to_string(i), lines(rng, 3000));

@@ -15,12 +15,20 @@
 #include <random>
 
 #include "brute_force.h"
+#include "index/journal.h"
 #include "pipeline/append.h"
 #include "test_util.h"
 
 namespace refresh_util {
 
 namespace fs = std::filesystem;
+
+// Refreshes commit whole generations while it lives: for tests of the
+// generation's own list and pack files (journal_test.cpp tests the journal).
+struct NoJournal {
+  NoJournal() { scipis::set_journal_enabled(false); }
+  ~NoJournal() { scipis::set_journal_enabled(true); }
+};
 
 inline int refresh(const std::string& dir, const std::string& root, const scipis_options& o,
             const std::vector<std::string>& paths, scipis_build_stats* st, scipis_error* err) {

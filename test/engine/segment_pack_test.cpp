@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "index/journal.h"
 #include "index/manifest.h"
 #include "index/segment_format.h"
 #include "index/segment_pack.h"
@@ -49,7 +50,7 @@ int finish(scipis_build* b, scipis_build_stats* st, scipis_error* err) {
 }
 
 Manifest manifest_of(const std::string& dir) {
-  return Manifest::decode(manifest_path(dir), testutil::read(manifest_path(dir)));
+  return read_current(dir).m;
 }
 
 // A pack of made-up parts under home, as segment 3 of indexer 1.
@@ -199,6 +200,7 @@ TEST(SegmentPack, ManifestRefusesARootFlagWithoutAPack) {
 // merge of them packs its output too; the answers are the oracle's, and a
 // damaged pack is an error naming it.
 TEST(SegmentPack, RefreshesAndMergesAnswerAsTheOracle) {
+  refresh_util::NoJournal whole_generations;
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(11);
   for (int i = 0; i < 12; i++) testutil::write(root + "/f" + std::to_string(i) + ".log", refresh_util::lines(rng, 3000));
@@ -253,6 +255,7 @@ TEST(SegmentPack, RefreshesAndMergesAnswerAsTheOracle) {
 // damaged data header or posting block there is an error naming the pack
 // (top k and every match alike), never a crash or a wrong answer.
 TEST(SegmentPack, DamagedPostingsInAPackAreErrors) {
+  refresh_util::NoJournal whole_generations;
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   for (int i = 0; i < 4; i++) testutil::write(root + "/f" + std::to_string(i), "w1 w2 w3\n");
   scipis_options o = refresh_util::tiny_options();

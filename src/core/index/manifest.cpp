@@ -18,9 +18,12 @@ namespace {
 //    be in an older generation's directory).
 // 5: then each segment's flags (1: packed, index/segment_pack.h).
 // 6: flag 2: the pack is at its generation's root (with flag 1 only).
-constexpr uint32_t kManifestVersion = 6;
+// 7: flag 4: the pack is in its home's journal; then, for each such
+//    segment, u64 offset and u64 length there.
+constexpr uint32_t kManifestVersion = 7;
 constexpr uint32_t kSegPacked = 1;
 constexpr uint32_t kSegPackRoot = 2;
+constexpr uint32_t kSegJournal = 4;
 }  // namespace
 
 std::string Manifest::encode() const {
@@ -49,7 +52,13 @@ std::string Manifest::encode() const {
     put_u32(body, file_seg_of(s));
   }
   for (const auto& s : segments)
-    put_u32(body, (s.packed ? kSegPacked : 0) | (s.packed && s.pack_root ? kSegPackRoot : 0));
+    put_u32(body, (s.packed ? kSegPacked : 0) | (s.packed && s.pack_root ? kSegPackRoot : 0) |
+                      (s.packed && s.in_journal() ? kSegJournal : 0));
+  for (const auto& s : segments) {
+    if (!s.packed || !s.in_journal()) continue;
+    put_u64(body, s.journal_off);
+    put_u64(body, s.journal_len);
+  }
   return sealed_file(kMagicManifest, segments.size(), body, kManifestVersion);
 }
 
@@ -95,11 +104,23 @@ Manifest Manifest::decode(const std::string& path, const std::string& bytes) {
   }
   for (auto& s : m.segments) {
     const uint32_t flags = h.aux >= 5 ? c.u32() : 0;
-    if (flags & ~(kSegPacked | kSegPackRoot)) fail_corrupt(path, "segment has unknown flags");
+    const uint32_t known = kSegPacked | kSegPackRoot | (h.aux >= 7 ? kSegJournal : 0);
+    if (flags & ~known) fail_corrupt(path, "segment has unknown flags");
     if ((flags & kSegPackRoot) && !(flags & kSegPacked))
       fail_corrupt(path, "segment is at its generation's root but not packed");
+    if ((flags & kSegJournal) && !(flags & kSegPacked))
+      fail_corrupt(path, "segment is in its generation's journal but not packed");
     s.packed = flags & kSegPacked;
     s.pack_root = flags & kSegPackRoot;
+    s.journal_len = flags & kSegJournal ? 1 : 0;  // its place follows
+  }
+  for (auto& s : m.segments) {
+    if (!s.journal_len) continue;
+    s.journal_off = c.u64();
+    s.journal_len = c.u64();
+    if (c.ok() && (s.journal_len == 0 || s.journal_off == 0 || s.journal_off % 4096 != 0 ||
+                   s.journal_len > UINT64_MAX - s.journal_off))
+      fail_corrupt(path, "segment's place in its journal is impossible");
   }
   if (h.aux > kManifestVersion) fail_corrupt(path, "manifest of a newer version");
   if (!c.ok() || c.left() != 0) fail_corrupt(path, "manifest has a bad length");

@@ -35,6 +35,10 @@ struct SegmentRef {
   // indexer's (manifest version 6): a refresh or a merge of small segments
   // makes no directory beside its generation's.
   bool pack_root = false;
+  // The pack lies in its home generation's journal (index/journal.h), at
+  // this offset (a multiple of the journal's alignment), this long; 0: not.
+  uint64_t journal_off = 0, journal_len = 0;
+  bool in_journal() const { return journal_len != 0; }
 };
 
 inline constexpr uint64_t kOwnGeneration = UINT64_MAX;

@@ -2,6 +2,7 @@
 
 #include <tuple>
 
+#include "index/journal.h"
 #include "index/segment_format.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -70,15 +71,21 @@ uint64_t SegmentParts::meta_bytes() const {
 std::string PartOpener::name(Part p, uint32_t split) const {
   const uint32_t n = file_seg_of(ref_);
   if (!ref_.packed) return home_ + "/" + part_file(p, split, n, ref_.indexer);
-  std::string s = home_ + "/" + pack_file(ref_) + " (" + part_label(p);
+  std::string s = home_ + "/" +
+                  (ref_.in_journal() ? std::string(kJournalFile) + " @" + std::to_string(ref_.journal_off)
+                                     : pack_file(ref_)) +
+                  " (" + part_label(p);
   if (p == Part::kTfMeta || p == Part::kFileMeta) s += " " + std::to_string(split);
   return s + ")";
 }
 
 void PartOpener::load_pack() {
   if (pack_) return;
-  const std::string path = home_ + "/" + pack_file(ref_);
-  auto map = MappedFile::open_any(path);
+  const std::string path = ref_.in_journal() ? home_ + "/" + kJournalFile + " @" + std::to_string(ref_.journal_off)
+                                              : home_ + "/" + pack_file(ref_);
+  auto map = ref_.in_journal()
+                 ? MappedFile::open_range(home_ + "/" + kJournalFile, ref_.journal_off, ref_.journal_len, path)
+                 : MappedFile::open_any(path);
   const std::string_view b = map->bytes();
   const FileHeader h = check_header(path, kMagicPack, b.data(), b.size());
   const uint64_t parts = 2 * uint64_t{splits_} + 3;
@@ -120,7 +127,9 @@ std::string PartOpener::file_of(Part p, uint32_t split, uint64_t* offset, uint64
   }
   load_pack();
   std::tie(*offset, *length) = table_[part_index(p, split, splits_)];
-  return pack_->path();
+  if (!ref_.in_journal()) return pack_->path();
+  *offset += ref_.journal_off;
+  return home_ + "/" + kJournalFile;
 }
 
 }  // namespace scipis

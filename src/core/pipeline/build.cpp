@@ -18,6 +18,8 @@
 #include "index/gen_paths.h"
 #include "index/manifest.h"
 #include "pipeline/build.h"
+
+#include "index/journal.h"
 #include "pipeline/compact.h"
 #include "index/segment_format.h"
 #include "index/segment_pack.h"
@@ -226,15 +228,6 @@ namespace {
 uint64_t minus_resumed(uint64_t all, uint64_t resumed) { return all > resumed ? all - resumed : 0; }
 }  // namespace
 
-void link_or_copy(const std::string& a, const std::string& b) {
-  if (::link(a.c_str(), b.c_str()) == 0) return;
-  if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP)
-    fail_io(errno, "link", b);
-  std::string bytes;
-  if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
-  write_file_durable(b, bytes);
-}
-
 void copy_side_file(const std::string& from, const std::string& to, const char* name) {
   if (::access((from + "/" + name).c_str(), F_OK) == 0) link_or_copy(from + "/" + name, to + "/" + name);
 }
@@ -242,6 +235,7 @@ void copy_side_file(const std::string& from, const std::string& to, const char* 
 std::vector<std::string> segment_files(const SegmentRef& s, uint32_t splits) {
   const std::string t = tf_dir(s.indexer) + "/", f = file_dir(s.indexer) + "/";
   const uint32_t n = file_seg_of(s);
+  if (s.in_journal()) return {kJournalFile};
   if (s.packed) return {pack_file(s)};
   std::vector<std::string> out{t + seg_data(n), f + seg_data(n)};
   for (uint32_t sp = 0; sp < splits; sp++) {
@@ -268,11 +262,12 @@ void fill_meta_bytes(const std::string& dir, Manifest& m) {
 }
 
 void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& m) {
-  absl::flat_hash_set<uint64_t> homes{m.generation};
+  absl::flat_hash_set<uint64_t> homes{m.generation}, journals;
   absl::flat_hash_set<std::tuple<uint64_t, uint32_t, uint32_t>> live;
   for (const SegmentRef& s : m.segments) {
     homes.insert(m.home_of(s));
     live.insert({m.home_of(s), s.indexer, file_seg_of(s)});
+    if (s.in_journal()) journals.insert(m.home_of(s));
   }
   absl::flat_hash_set<uint64_t> whole;
   for (const SegmentRef& s : old.segments) {
@@ -280,6 +275,11 @@ void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& 
     if (!homes.contains(h)) {
       whole.insert(h);
     } else if (!live.contains({h, s.indexer, file_seg_of(s)})) {
+      // A journal holds other packs too: it goes when none is live.
+      if (s.in_journal()) {
+        if (!journals.contains(h) && h != m.generation) remove_tree(old.home_dir(dir, s) + "/" + kJournalFile);
+        continue;
+      }
       const std::string home = old.home_dir(dir, s);
       for (const std::string& f : segment_files(s, old.split_factor)) remove_tree(home + "/" + f);
     }
@@ -289,9 +289,11 @@ void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& 
   if (!homes.contains(old.generation)) {
     whole.insert(old.generation);
   } else {
-    // Its segments stay; its tombstones and lists are the new generation's now.
+    // Its segments stay; its tombstones and lists are the new generation's
+    // now, and its journal unless a live pack is in it.
     for (const std::string& name : list_dir(old_gen))
-      if (name.rfind("tfidf_index_", 0) != 0 && name.rfind("file_index_", 0) != 0)
+      if (name.rfind("tfidf_index_", 0) != 0 && name.rfind("file_index_", 0) != 0 &&
+          (name != kJournalFile || !journals.contains(old.generation)))
         remove_tree(old_gen + "/" + name);
   }
   for (uint64_t h : whole) remove_tree(dir + "/g" + std::to_string(h));
@@ -361,14 +363,10 @@ extern "C" scipis_build* scipis_build_start_ex(const char* dir, const char* root
     auto b = std::make_unique<scipis_build>();
     b->dir = dir;
     mkdir_p(b->dir);
-    std::string mbytes;
+    // A damaged manifest is replaced by this build.
+    std::optional<CurrentState> state = try_read_current(b->dir);
     std::optional<Manifest> current;
-    try {
-      if (read_file(manifest_path(b->dir), mbytes))
-        current = Manifest::decode(manifest_path(b->dir), mbytes);
-    } catch (const Error&) {
-      // A damaged manifest is replaced by this build.
-    }
+    if (state) current = std::move(state->m);
     configure(*b, r, *opts, flags);
     b->cfg.marks = (flags & SCIPIS_BUILD_RESUME) != 0;
     b->cfg.stop_after_marks = static_cast<uint32_t>(flags >> 8) & 0xffff;
@@ -460,11 +458,7 @@ extern "C" int scipis_build_finish(scipis_build* b, scipis_build_stats* stats,
     if (b->refresh) return refresh_commit(b, stats);
     if (b->compact) return compact_commit(b, stats);
     std::optional<Manifest> old;
-    std::string mbytes;
-    try {
-      if (read_file(manifest_path(b->dir), mbytes)) old = Manifest::decode(manifest_path(b->dir), mbytes);
-    } catch (const Error&) {
-    }
+    if (std::optional<CurrentState> st = try_read_current(b->dir)) old = std::move(st->m);
     // Marks stay until the commit: a build stopped after its last flush
     // is resumed whole.
     if (b->cfg.marks) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "index/deletes.h"
+#include "index/journal.h"
 #include "index/manifest.h"
 #include "pipeline/compact.h"
 #include "pipeline/dir_records.h"
@@ -23,7 +24,8 @@
 
 // What a refresh knows beyond a build.
 struct RefreshState {
-  scipis::Manifest current;       // the generation refreshed
+  scipis::CurrentState state;     // what readers saw when it started (its lists)
+  scipis::Manifest current;       // the generation refreshed, its journal applied
   std::string current_gen;        // its directory
   std::vector<std::string> scope;  // the paths refreshed; empty: the whole tree
   scipis::RefreshCatalog catalog;
@@ -80,9 +82,6 @@ void resolve_threads(scipis_options& o);
 // counting from the door's arguments.
 void configure(scipis_build& b, const std::string& root, const scipis_options& opts, int flags);
 
-// Hard-links file a as b, or copies it where the file system has no hard
-// links (or refuses one across devices).
-void link_or_copy(const std::string& a, const std::string& b);
 // Links (or copies) from/name to to/name if from has it: a generation's
 // list carried over to the next one.
 void copy_side_file(const std::string& from, const std::string& to, const char* name);

@@ -354,7 +354,7 @@ void compact_run(scipis_build* b) {
   if (!cs.beside) own = std::make_unique<Collection>(b->dir);
   Collection& c = cs.beside ? *cs.snapshot : *own;
   const Manifest& cur = cs.current;
-  if (c.manifest().generation != cs.current.generation)
+  if (c.manifest().generation != cs.current.generation || c.journal_records() != cs.state.records)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
   const uint32_t ni = cur.indexers, sf = cur.split_factor;
   const std::vector<size_t> from_seg = plan_compaction(c, cur, cs);
@@ -637,7 +637,7 @@ void compact_run(scipis_build* b) {
   // Racy documents of the merged segments, and those a compaction before
   // named, are read again by the next refresh.
   std::string bytes;
-  if (read_file(cs.current.gen_dir(b->dir) + "/" + kRacyFile, bytes)) {
+  if (cs.state.read_list(kRacyFile, bytes)) {
     std::vector<uint64_t> docs;
     for (uint32_t i = 0; i < ni; i++) docs.push_back(c.indexer(i).docs());
     DeadSeqs old = decode_deletes(cs.current.gen_dir(b->dir) + "/" + kRacyFile, bytes, docs);
@@ -659,8 +659,8 @@ void compact_run(scipis_build* b) {
   if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
   // Unchanged by a merge: linked, not written and synced again (a tail
   // merge follows most small refreshes).
-  copy_side_file(old_gen, gen, kTermsFile);
-  copy_side_file(old_gen, gen, kDirsFile);
+  cs.state.carry_list(kTermsFile, gen);
+  cs.state.carry_list(kDirsFile, gen);
 }
 
 void compact_commit(scipis_build* b, scipis_build_stats* stats) {
@@ -706,9 +706,7 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
   guarded(err, [&] {
     if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
     const std::string d = dir;
-    std::string mbytes;
-    if (!read_file(manifest_path(d), mbytes))
-      fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")", dir);
+    CurrentState state = read_current(d);
     auto b = std::make_unique<scipis_build>();
     b->dir = d;
     b->compact = std::make_unique<CompactState>();
@@ -718,7 +716,8 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
     if (cs.all && cs.beside) fail(SCIPIS_E_INVALID, "a merge of every segment cannot run beside refreshes");
     if (cs.beside) cs.max_bytes = kBesideMergeBytes;
     if (flags & SCIPIS_COMPACT_SMALL) cs.max_bytes = kSmallMergeBytes;
-    cs.current = Manifest::decode(manifest_path(d), mbytes);
+    cs.current = state.m;
+    cs.state = std::move(state);
     fill_meta_bytes(d, cs.current);
     b->cfg.opts = *opts;
     resolve_threads(b->cfg.opts);
@@ -738,9 +737,9 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
 
 extern "C" int scipis_compact_needed(const char* dir, int flags) {
   try {
-    std::string mbytes;
-    if (!read_file(manifest_path(dir), mbytes)) return 0;
-    Manifest m = Manifest::decode(manifest_path(dir), mbytes);
+    std::optional<CurrentState> st = try_read_current(dir);
+    if (!st) return 0;
+    Manifest& m = st->m;
     fill_meta_bytes(dir, m);
     const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL)    ? kSmallMergeBytes
                                : (flags & SCIPIS_COMPACT_BESIDE) ? kBesideMergeBytes
@@ -757,7 +756,8 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     const uint64_t garbage = m.deleted + 2 * m.chain_links;
     if (garbage == 0 || garbage * kGarbageShareDenominator < docs) return 0;
     Collection c(dir);
-    if (c.manifest().generation != m.generation) return 1;  // changed: compact_run decides
+    if (c.manifest().generation != m.generation || c.journal_records() != st->records)
+      return 1;  // changed: compact_run decides
     CompactState cs;
     cs.max_bytes = max_bytes;
     for (size_t f : plan_compaction(c, m, cs))

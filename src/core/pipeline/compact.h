@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "index/journal.h"
 #include "index/manifest.h"
 #include "scipis_engine.h"
 
@@ -76,6 +77,7 @@ struct CompactState {
   bool all = false;
   uint64_t max_bytes = kMaxAutoMergeBytes;  // of a merge that is not all
   Manifest current;  // its segments' sizes filled
+  CurrentState state;  // what readers saw when it started (its lists)
   std::atomic<bool> stop{false};
   uint64_t segments_merged = 0, docs_dropped = 0, chains_folded = 0;
 

@@ -33,11 +33,19 @@ uint64_t crawl_rules_id(const std::string& root, const std::vector<std::string>&
 }
 
 bool DirRecords::load(const std::string& path, uint64_t rules_id) {
-  dirs_.clear();
-  children_.clear();
   std::string bytes;
   try {
     if (!read_file(path, bytes)) return false;
+  } catch (const Error&) {
+    return false;
+  }
+  return load_bytes(path, bytes, rules_id);
+}
+
+bool DirRecords::load_bytes(const std::string& path, const std::string& bytes, uint64_t rules_id) {
+  dirs_.clear();
+  children_.clear();
+  try {
     const FileHeader h = check_header(path, kMagicDirs, bytes.data(), bytes.size());
     const std::string_view body(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize);
     check_body(path, h, body);

@@ -35,6 +35,8 @@ class DirRecords {
  public:
   // False (and nothing loaded) when missing, damaged or of other rules.
   bool load(const std::string& path, uint64_t rules_id);
+  // The same from the file's bytes (a journal's list), path naming them.
+  bool load_bytes(const std::string& path, const std::string& bytes, uint64_t rules_id);
   // The record of a directory whose stat is st, if it has not changed.
   const DirRecord* unchanged(const std::string& path, const struct stat& st) const;
   // Its subdirectories' names when it was walked, in name order.

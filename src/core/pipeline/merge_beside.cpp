@@ -28,7 +28,7 @@ namespace {
 bool same_segment(const SegmentRef& a, const SegmentRef& b) {
   return a.indexer == b.indexer && a.seg == b.seg && a.first_seq == b.first_seq && a.docs == b.docs &&
          a.tf_data_bytes == b.tf_data_bytes && a.file_data_bytes == b.file_data_bytes &&
-         a.home == b.home && file_seg_of(a) == file_seg_of(b);
+         a.home == b.home && file_seg_of(a) == file_seg_of(b) && a.journal_off == b.journal_off;
 }
 
 std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m) {
@@ -77,7 +77,7 @@ void scipis::beside_prepare(scipis_build* b) {
   cs.plan = plan_merges(cs.current, false, cs.max_bytes, false);
   cs.snapshot = std::make_unique<Collection>(b->dir);
   Collection& c = *cs.snapshot;
-  if (c.manifest().generation != cs.current.generation)
+  if (c.manifest().generation != cs.current.generation || c.journal_records() != cs.state.records)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
   // Everything the merge reads, opened now: mapped files outlive the
   // generation directory a refresh removes.
@@ -96,10 +96,8 @@ void scipis::beside_prepare(scipis_build* b) {
 
 void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   CompactState& cs = *b->compact;
-  std::string mbytes;
-  if (!read_file(manifest_path(b->dir), mbytes))
-    fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")", b->dir.c_str());
-  Manifest now = Manifest::decode(manifest_path(b->dir), mbytes);
+  const CurrentState state = read_current(b->dir);
+  Manifest now = state.m;
   const std::string now_gen = now.gen_dir(b->dir);
   fill_meta_bytes(b->dir, now);
   const Manifest& then = cs.current;
@@ -156,10 +154,7 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
     }
     for (size_t j = old_ix[i].size(); j < new_ix[i].size(); j++) keep(*new_ix[i][j], next_seg++);
   }
-  copy_side_file(now_gen, gen, kDeletesFile);
-  copy_side_file(now_gen, gen, kChainsFile);
-  copy_side_file(now_gen, gen, kTermsFile);
-  copy_side_file(now_gen, gen, kDirsFile);
+  for (const char* list : {kDeletesFile, kChainsFile, kTermsFile, kDirsFile}) state.carry_list(list, gen);
   copy_side_file(now_gen, gen, kGenPathsFile);
   // Racy documents: those the generation names, and those of the merged
   // segments (a merged segment's run start is its newest input's), less
@@ -169,11 +164,11 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   DeadSeqs racy = cs.racy, dead(now.indexers);
   racy.resize(now.indexers);
   std::string bytes;
-  if (read_file(now_gen + "/" + kRacyFile, bytes)) {
+  if (state.read_list(kRacyFile, bytes)) {
     DeadSeqs old = decode_deletes(now_gen + "/" + kRacyFile, bytes, docs);
     for (uint32_t i = 0; i < now.indexers; i++) racy[i].insert(racy[i].end(), old[i].begin(), old[i].end());
   }
-  if (read_file(now_gen + "/" + kDeletesFile, bytes)) dead = decode_deletes(now_gen + "/" + kDeletesFile, bytes, docs);
+  if (state.read_list(kDeletesFile, bytes)) dead = decode_deletes(now_gen + "/" + kDeletesFile, bytes, docs);
   for (uint32_t i = 0; i < now.indexers; i++) {
     auto& r = racy[i];
     std::sort(r.begin(), r.end());

@@ -755,7 +755,12 @@ void Pipeline::writer_loop(int id) {
     SegmentParts parts{job->tf_data.view(), {}, job->file_data, {}, job->path_trigrams};
     for (const auto& m : job->tf_meta) parts.tf_meta.push_back(m.view());
     for (const auto& m : job->file_meta) parts.file_meta.push_back(m);
-    put_segment(cfg_.gen_dir, parts, cfg_.pack_segments, &job->ref, put);
+    put_segment(cfg_.gen_dir, parts, cfg_.pack_segments, &job->ref,
+                [&](const std::string& path, std::string_view data) {
+                  if (!cfg_.defer_packs || !job->ref.packed) return put(path, data);
+                  std::lock_guard<std::mutex> lk(mu_);
+                  deferred_.push_back({job->ref.indexer, job->ref.seg, path, std::string(data)});
+                });
     if (cfg_.marks) {
       SegmentMark mark;
       mark.ref = job->ref;

@@ -36,6 +36,9 @@ struct PipelineConfig {
   bool marks = false;
   // Small segments are written as one pack file (index/segment_pack.h).
   bool pack_segments = false;
+  // Packs are kept in memory (Pipeline::deferred_packs), not written: a
+  // refresh then commits them into its generation's journal, or writes them.
+  bool defer_packs = false;
   std::shared_ptr<const ResumeState> resume;
   uint32_t stop_after_marks = 0;  // tests: stop the build after this many marks
   // Set: each indexer's TF-IDF table starts this small and grows fourfold
@@ -78,6 +81,13 @@ class Pipeline {
   // 1 once every file has been read and indexed (the last flushes remain).
   bool reading_done() const { return reading_done_.load(); }
   std::vector<SegmentRef> segments() const;
+  // With defer_packs: each packed segment's file (its path under gen_dir
+  // and bytes), by indexer and segment number.
+  struct DeferredPack {
+    uint32_t indexer, seg;
+    std::string path, bytes;
+  };
+  std::vector<DeferredPack>& deferred_packs() { return deferred_; }
   // The links of appended files indexed (pipeline/append.h).
   std::vector<ChainLink> links() const;
   // The segments indexers took in (ResumeState::Indexer::absorb): their
@@ -141,6 +151,7 @@ class Pipeline {
   std::vector<std::unique_ptr<DistinctTerms>> sketches_;  // one per indexer
   mutable std::mutex mu_;
   std::vector<SegmentRef> segments_;
+  std::vector<DeferredPack> deferred_;  // under mu_ while writers run
   std::vector<ChainLink> links_;
   std::exception_ptr error_;
   // Written flushes' buffers, per node, at most one set per indexer: the

@@ -130,11 +130,11 @@ uint64_t absorb_max_bytes(uint32_t split_factor) {
 void refresh_prepare(scipis_build* b) {
   RefreshState& r = *b->refresh;
   Collection c(b->dir);
-  if (c.manifest().generation != r.current.generation)
+  if (c.manifest().generation != r.current.generation || c.journal_records() != r.state.records)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a refresh started", b->dir.c_str());
   r.racy.assign(r.current.indexers, {});
   std::string racy;
-  if (read_file(c.gen_dir() + "/" + kRacyFile, racy)) {
+  if (c.read_list(kRacyFile, racy)) {
     std::vector<uint64_t> docs;
     for (uint32_t i = 0; i < r.current.indexers; i++) docs.push_back(c.indexer(i).docs());
     r.racy = decode_deletes(c.gen_dir() + "/" + kRacyFile, racy, docs);
@@ -236,15 +236,94 @@ void refresh_conclude(scipis_build* b) {
   m.chain_links = r.links.size();
 }
 
-void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
+namespace {
+
+// A small change goes into the journal of the generation it changed
+// (index/journal.h): one record, one file synced. False when it is too
+// large for one (or the journal is full): a new generation then.
+bool commit_to_journal(scipis_build* b) {
+  RefreshState& r = *b->refresh;
+  Manifest& m = b->next;
+  CurrentState& st = r.state;
+  auto& packs = b->pipeline->deferred_packs();
+  if (!journal_enabled() || packs.size() != b->pipeline->segments().size()) return false;
+  const std::string dead = m.deleted > 0 ? encode_deletes(r.dead) : "";
+  const std::string chains = m.chain_links > 0 ? encode_chains(r.links) : "";
+  const std::string racy = count_dead(r.racy) > 0 ? encode_deletes(r.racy) : "";
+  const std::string terms = r.registers_unmoved ? "" : encode_terms(r.registers);
+  const std::string dirs = b->dirs ? b->dirs->encode(b->rules_id) : "";
+  std::vector<JournalPart> lists{{JournalKind::kList, kDeletesFile, !dead.empty(), dead},
+                                 {JournalKind::kList, kChainsFile, !chains.empty(), chains},
+                                 {JournalKind::kList, kRacyFile, !racy.empty(), racy}};
+  if (!r.registers_unmoved) lists.push_back({JournalKind::kList, kTermsFile, true, terms});
+  if (b->dirs) lists.push_back({JournalKind::kList, kDirsFile, true, dirs});
+  uint64_t bytes = 0, pack_bytes = 0;
+  std::vector<uint64_t> sizes;
+  for (const auto& p : packs) {
+    sizes.push_back(p.bytes.size());
+    pack_bytes += p.bytes.size() + kJournalAlign;
+  }
+  for (const JournalPart& l : lists) bytes += l.bytes.size();
+  bytes += pack_bytes + 256 * (m.segments.size() + 4);
+  if (bytes > kJournalMaxRecord || st.journal_end + bytes > kJournalMaxBytes) return false;
+  const std::vector<uint64_t> at = journal_pack_offsets(st.journal_end, packs.size() + lists.size() + 1, sizes);
+  std::vector<SegmentRef*> placed;
+  for (const auto& p : packs) {
+    auto it = std::find_if(m.segments.begin(), m.segments.end(), [&](const SegmentRef& s) {
+      return s.home == kOwnGeneration && s.indexer == p.indexer && s.seg == p.seg && s.packed;
+    });
+    if (it == m.segments.end()) return false;
+    placed.push_back(&*it);
+  }
+  for (size_t k = 0; k < packs.size(); k++) {
+    placed[k]->journal_off = at[k];
+    placed[k]->journal_len = sizes[k];
+  }
+  m.generation = st.m.generation;
+  uint64_t taken = 0;
+  for (const SegmentRef& s : b->pipeline->absorbed()) taken += segment_bytes(s);
+  m.index_bytes = minus(st.m.index_bytes, taken) + bytes;
+  const std::string manifest = m.encode();
+  std::vector<JournalPart> parts;
+  for (const auto& p : packs) parts.push_back({JournalKind::kPack, "", true, p.bytes});
+  parts.insert(parts.end(), lists.begin(), lists.end());
+  parts.push_back({JournalKind::kManifest, "", true, manifest});
+  const std::string record = encode_journal_record(m.generation, st.records + 1, st.journal_end, parts);
+  append_journal(st, record);
+  // What the indexers took in is in the new segments now.
+  drop_replaced(b->dir, r.current, m);
+  return true;
+}
+
+void commit_generation(scipis_build* b) {
   RefreshState& r = *b->refresh;
   Manifest& m = b->next;
   const std::string& gen = b->cfg.gen_dir;
+  mkdir_p(gen);
+  for (const auto& p : b->pipeline->deferred_packs()) write_file_durable(p.path, p.bytes);
+  if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
+  if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(r.links));
+  if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
+  // Few new terms move a register: the list is then carried, not written.
+  if (r.registers_unmoved) r.state.carry_list(kTermsFile, gen);
+  else write_file_durable(gen + "/" + kTermsFile, encode_terms(r.registers));
+  // A walk of part of the tree keeps the records: a directory changed
+  // since shows a newer mtime.
+  if (b->dirs) write_dirs(*b, gen);
+  else r.state.carry_list(kDirsFile, gen);
+  // The segments it covers are still there; the new ones have their own.
+  copy_side_file(r.current_gen, gen, kGenPathsFile);
+  publish_generation(b->dir, gen, m, r.current);
+}
+
+}  // namespace
+
+void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
+  RefreshState& r = *b->refresh;
+  Manifest& m = b->next;
   const bool changed = r.new_dead > 0 || m.segments.size() > r.current.segments.size() ||
                        !b->pipeline->absorbed().empty();
   if (changed) {
-    if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
-    if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(r.links));
     // Racy documents not read again yet stay racy.
     for (uint32_t i = 0; i < m.indexers; i++) {
       auto& v = r.racy[i];
@@ -254,24 +333,13 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
                              }),
               v.end());
     }
-    if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
-    // Few new terms move a register: the file is then linked, not written.
-    if (r.registers_unmoved)
-      link_or_copy(r.current_gen + "/" + kTermsFile, gen + "/" + kTermsFile);
-    else
-      write_file_durable(gen + "/" + kTermsFile, encode_terms(r.registers));
-    // A walk of part of the tree keeps the records: a directory changed
-    // since shows a newer mtime.
-    if (b->dirs) write_dirs(*b, gen);
-    else if (::access((r.current_gen + "/" + kDirsFile).c_str(), F_OK) == 0)
-      link_or_copy(r.current_gen + "/" + kDirsFile, gen + "/" + kDirsFile);
-    // The segments it covers are still there; the new ones have their own.
-    copy_side_file(r.current_gen, gen, kGenPathsFile);
-    publish_generation(b->dir, gen, m, r.current);
+    if (!commit_to_journal(b)) commit_generation(b);
   } else {
-    remove_tree(gen);
-    // The index stays as it was: only what the walk saw is new.
-    if (b->dirs) replace_file_atomic(r.current_gen + "/" + kDirsFile, b->dirs->encode(b->rules_id));
+    remove_tree(b->cfg.gen_dir);
+    // The index stays as it was: only what the walk saw is new. Records the
+    // journal holds stay as they are (older records only list more).
+    if (b->dirs && !r.state.lists.contains(kDirsFile))
+      replace_file_atomic(r.current_gen + "/" + kDirsFile, b->dirs->encode(b->rules_id));
   }
   if (r.scope.empty()) write_fresh_as_of(b->dir, b->started_ns);
   const Manifest& now = changed ? m : r.current;
@@ -304,13 +372,9 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
     const std::string r = checked_root(root);
     const std::string d = dir;
-    std::optional<Manifest> current;
-    std::string mbytes;
-    try {
-      if (read_file(manifest_path(d), mbytes)) current = Manifest::decode(manifest_path(d), mbytes);
-    } catch (const Error&) {
-      // A damaged manifest: the build below replaces it.
-    }
+    // A damaged manifest: the build below replaces it.
+    std::optional<CurrentState> state = try_read_current(d);
+    const Manifest* current = state ? &state->m : nullptr;
     const std::vector<std::string> scope = refresh_scope(r, paths, n_paths);
     // Nothing to refresh, or an index a refresh cannot extend (another
     // tokenizer or split factor): a full build.
@@ -330,8 +394,8 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     if (!scope.empty())
       b->cfg.opts.reader_threads =
           std::max(1, std::min(b->cfg.opts.reader_threads, static_cast<int>(scope.size())));
-    b->garbage = list_garbage(d, &*current, "", false);
-    b->next.generation = next_generation(d, &*current);
+    b->garbage = list_garbage(d, current, "", false);
+    b->next.generation = next_generation(d, current);
     b->next.split_factor = current->split_factor;
     b->next.indexers = current->indexers;
     std::memcpy(b->next.delimiter, current->delimiter, 256);
@@ -348,7 +412,7 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     RefreshState& rs = *b->refresh;
     rs.resume = resume;
     std::string terms;
-    if (read_file(current->gen_dir(d) + "/" + kTermsFile, terms)) {
+    if (state->read_list(kTermsFile, terms)) {
       resume->indexers[0].sketch = decode_terms(terms);
       if (resume->indexers[0].sketch.size() == DistinctTerms::kRegisters)
         rs.old_registers = resume->indexers[0].sketch;
@@ -357,6 +421,7 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
 
     rs.current = *current;
     rs.current_gen = current->gen_dir(d);
+    rs.state = std::move(*state);
     rs.scope = scope;
     b->cfg.rules.known = &rs.catalog;
     b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart : kScopedTableStart;
@@ -365,13 +430,16 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
       b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
     } else {
       record_dirs(*b);
-      if (b->dirs && (flags & SCIPIS_REFRESH_SKIP_DIRS) &&
-          rs.dirs.load(rs.current_gen + "/" + kDirsFile, b->rules_id)) {
+      std::string dirs;
+      if (b->dirs && (flags & SCIPIS_REFRESH_SKIP_DIRS) && rs.state.read_list(kDirsFile, dirs) &&
+          rs.dirs.load_bytes(rs.current_gen + "/" + kDirsFile, dirs, b->rules_id)) {
         b->cfg.rules.dirs = &rs.dirs;
         rs.catalog.by_dir = true;
       }
     }
-    mkdir_p(b->cfg.gen_dir);
+    // Small packs wait for the commit: most go to the journal, with no
+    // generation directory made at all.
+    b->cfg.defer_packs = true;
     b->pipeline = std::make_unique<Pipeline>(b->cfg);
     launch_build(*b);
     result = b.release();

@@ -13,24 +13,12 @@
 
 namespace scipis {
 
-namespace {
-
-Manifest read_manifest(const std::string& dir, struct stat& st) {
-  std::string path = manifest_path(dir);
-  std::string bytes;
-  // stat after reading: a concurrent replace then only looks stale.
-  if (!read_file(path, bytes))
-    fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")",
-         dir.c_str());
-  if (::stat(path.c_str(), &st) != 0) fail_io(errno, "stat", path);
-  return Manifest::decode(path, bytes);
-}
-
-}  // namespace
-
 Collection::Collection(std::string dir) : dir_(std::move(dir)) {
+  lists_ = read_current(dir_);
+  m_ = std::move(lists_.m);
+  // stat after reading: a concurrent replace then only looks stale.
   struct stat st;
-  m_ = read_manifest(dir_, st);
+  if (::stat(manifest_path(dir_).c_str(), &st) != 0) fail_io(errno, "stat", manifest_path(dir_));
   ino_ = st.st_ino;
   mtime_ = st.st_mtim;
   tokenizer_ = std::make_unique<Tokenizer>(m_.delimiter);
@@ -62,7 +50,7 @@ Collection::Collection(std::string dir) : dir_(std::move(dir)) {
 void Collection::load_chains() {
   const std::string p = gen_dir_ + "/" + kChainsFile;
   std::string bytes;
-  if (!read_file(p, bytes)) fail_corrupt(p, "appended-file list is missing");
+  if (!lists_.read_list(kChainsFile, bytes)) fail_corrupt(p, "appended-file list is missing");
   std::vector<uint64_t> docs;
   for (const IndexerState& ix : ix_) docs.push_back(ix.docs());
   links_ = decode_chains(p, bytes, docs);
@@ -97,7 +85,7 @@ void Collection::load_chains() {
 void Collection::load_deletes() {
   const std::string p = gen_dir_ + "/" + kDeletesFile;
   std::string bytes;
-  if (!read_file(p, bytes)) fail_corrupt(p, "tombstone file is missing");
+  if (!lists_.read_list(kDeletesFile, bytes)) fail_corrupt(p, "tombstone file is missing");
   std::vector<uint64_t> docs;
   for (const IndexerState& ix : ix_) docs.push_back(ix.docs());
   DeadSeqs dead = decode_deletes(p, bytes, docs);
@@ -114,8 +102,12 @@ void Collection::load_deletes() {
 bool Collection::is_current() const {
   struct stat st;
   if (::stat(manifest_path(dir_).c_str(), &st) != 0) return false;
-  return st.st_ino == ino_ && st.st_mtim.tv_sec == mtime_.tv_sec &&
-         st.st_mtim.tv_nsec == mtime_.tv_nsec;
+  if (st.st_ino != ino_ || st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec)
+    return false;
+  // A journal that grew holds a newer state (or a torn record, until the next refresh).
+  const uint64_t journal =
+      ::stat((gen_dir_ + "/" + kJournalFile).c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  return journal == lists_.journal_size;
 }
 
 const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "index/chains.h"
 #include "index/gen_paths.h"
+#include "index/journal.h"
 #include "index/manifest.h"
 #include "index/path_trigrams.h"
 #include "index/segment_pack.h"
@@ -82,6 +83,10 @@ class Collection {
   explicit Collection(std::string dir);
   const Manifest& manifest() const { return m_; }
   const std::string& gen_dir() const { return gen_dir_; }
+  // The journal's records applied on top of the generation's manifest.
+  uint64_t journal_records() const { return lists_.records; }
+  // A list of the generation as its journal left it (CurrentState::read_list).
+  bool read_list(const char* name, std::string& out) const { return lists_.read_list(name, out); }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   bool is_current() const;
 
@@ -143,6 +148,8 @@ class Collection {
   Manifest m_;
   std::unique_ptr<Tokenizer> tokenizer_;
   ino_t ino_ = 0;
+  // Its lists (its manifest moved to m_), and the journal's size when read.
+  CurrentState lists_;
   void load_deletes();
   void load_chains();
   std::vector<ChainLink> links_;

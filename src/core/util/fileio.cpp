@@ -99,6 +99,15 @@ void fsync_dir(const std::string& dir) {
   if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync directory", dir);
 }
 
+void link_or_copy(const std::string& a, const std::string& b) {
+  if (::link(a.c_str(), b.c_str()) == 0) return;
+  if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP)
+    fail_io(errno, "link", b);
+  std::string bytes;
+  if (!read_file(a, bytes)) fail_io(ENOENT, "read", a);
+  write_file_durable(b, bytes);
+}
+
 std::string parent_dir(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";

@@ -45,6 +45,9 @@ void pwrite_all(int fd, std::string_view data, uint64_t off, const std::string& 
 // or nothing), and the temporary is named for the process.
 void replace_file_atomic(const std::string& path, const std::string& data, bool sync = true);
 void fsync_dir(const std::string& dir);
+// Hard-links file a as b, or copies it where the file system has no hard
+// links (or refuses one across devices).
+void link_or_copy(const std::string& a, const std::string& b);
 // Reads a whole file; returns false if it does not exist.
 bool read_file(const std::string& path, std::string& out);
 // Reads exactly len bytes at off, or throws (a short read means damage).

@@ -12,7 +12,8 @@
 
 namespace scipis {
 
-std::shared_ptr<const MappedFile> MappedFile::map(const std::string& path, const uint64_t* expect) {
+std::shared_ptr<const MappedFile> MappedFile::map(const std::string& path, const uint64_t* expect,
+                                                  uint64_t off, uint64_t len) {
   const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (raw < 0) {
     if (errno == ENOENT) fail_corrupt(path, "file is missing");
@@ -25,6 +26,16 @@ std::shared_ptr<const MappedFile> MappedFile::map(const std::string& path, const
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (expect && size != *expect)
     fail_corrupt(path, "file size differs from the manifest (truncated or overwritten)");
+  if (len) {
+    // A range: mapped from the page holding its start.
+    if (off > size || len > size - off) fail_corrupt(path, "file is shorter than the manifest says");
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t from = off / page * page;
+    void* p = ::mmap(nullptr, static_cast<size_t>(off + len - from), PROT_READ, MAP_SHARED, fd.get(),
+                     static_cast<off_t>(from));
+    if (p == MAP_FAILED) fail_io(errno, "mmap", path);
+    return std::shared_ptr<const MappedFile>(new MappedFile(path, p, static_cast<size_t>(off + len - from)));
+  }
   if (size == 0) return std::shared_ptr<const MappedFile>(new MappedFile(path, nullptr, 0));
   // The descriptor is not needed once mapped.
   void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd.get(), 0);
@@ -38,6 +49,13 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, uint
 
 std::shared_ptr<const MappedFile> MappedFile::open_any(const std::string& path) {
   return map(path, nullptr);
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open_range(const std::string& path, uint64_t off,
+                                                         uint64_t len, std::string name) {
+  auto whole = map(path, nullptr, off, len);
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return slice(std::move(whole), static_cast<size_t>(off % page), static_cast<size_t>(len), std::move(name));
 }
 
 std::shared_ptr<const MappedFile> MappedFile::slice(std::shared_ptr<const MappedFile> whole, size_t off,

@@ -18,6 +18,11 @@ class MappedFile {
   static std::shared_ptr<const MappedFile> open(const std::string& path, uint64_t expect_size);
   // Any size (for files whose size no manifest records).
   static std::shared_ptr<const MappedFile> open_any(const std::string& path);
+  // Bytes [off, off + len) of the file at path (a part of a file that
+  // grows: the rest is not mapped); a file too short for them is a
+  // corruption error naming name.
+  static std::shared_ptr<const MappedFile> open_range(const std::string& path, uint64_t off,
+                                                      uint64_t len, std::string name);
   // Bytes [off, off + len) of whole (which the slice keeps mapped), named
   // name in errors. The range must lie within whole.
   static std::shared_ptr<const MappedFile> slice(std::shared_ptr<const MappedFile> whole, size_t off,
@@ -30,7 +35,8 @@ class MappedFile {
 
  private:
   MappedFile(std::string path, const void* p, size_t n) : path_(std::move(path)), p_(p), n_(n) {}
-  static std::shared_ptr<const MappedFile> map(const std::string& path, const uint64_t* expect);
+  static std::shared_ptr<const MappedFile> map(const std::string& path, const uint64_t* expect,
+                                               uint64_t off = 0, uint64_t len = 0);
   std::string path_;
   const void* p_;
   size_t n_;

@@ -1,0 +1,213 @@
+#include "index/journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "util/bytes.h"
+#include "util/crc32c.h"
+#include "util/error.h"
+#include "util/fileio.h"
+
+namespace scipis {
+
+namespace {
+
+std::atomic<bool> journal_on{true};
+constexpr uint32_t kJournalVersion = 1;
+// Table kinds: the manifest, a pack, and a list by its number below.
+constexpr uint32_t kTableManifest = 1, kTablePack = 2, kTableList = 16;
+constexpr const char* kListNames[] = {"deleted", "appended", "racy", "TERMS", "DIRS"};
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+uint32_t list_number(const std::string& name) {
+  for (uint32_t i = 0; i < std::size(kListNames); i++)
+    if (name == kListNames[i]) return i;
+  fail(SCIPIS_E_INVALID, "\"%s\" is not a list a journal holds", name.c_str());
+}
+
+Manifest read_manifest_file(const std::string& dir) {
+  const std::string path = manifest_path(dir);
+  std::string bytes;
+  if (!read_file(path, bytes))
+    fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")",
+         dir.c_str());
+  return Manifest::decode(path, bytes);
+}
+
+}  // namespace
+
+void set_journal_enabled(bool on) { journal_on.store(on); }
+bool journal_enabled() { return journal_on.load(); }
+
+bool CurrentState::read_list(const char* name, std::string& out) const {
+  auto it = lists.find(name);
+  if (it == lists.end()) return read_file(gen_dir + "/" + name, out);
+  if (!it->second) return false;
+  out = *it->second;
+  return true;
+}
+
+void CurrentState::carry_list(const char* name, const std::string& to_gen) const {
+  auto it = lists.find(name);
+  if (it == lists.end()) {
+    if (::access((gen_dir + "/" + name).c_str(), F_OK) == 0)
+      link_or_copy(gen_dir + "/" + name, to_gen + "/" + name);
+  } else if (it->second) {
+    write_file_durable(to_gen + "/" + name, *it->second);
+  }
+}
+
+void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes) {
+  const auto* base = reinterpret_cast<const unsigned char*>(bytes.data());
+  uint64_t pos = 0;
+  // The first record that is not whole ends the journal: a crash cut it.
+  while (bytes.size() - pos >= kJournalHead) {
+    const unsigned char* h = base + pos;
+    if (std::memcmp(h, kMagicJournal, 8) != 0 || crc32c(h, 44) != get_u32(h + 44)) break;
+    if (get_u32(h + 8) != kJournalVersion) fail_corrupt(path, "journal record of another version");
+    const uint32_t parts = get_u32(h + 12);
+    const uint64_t len = get_u64(h + 32);
+    if (get_u64(h + 16) != st.m.generation || get_u64(h + 24) != st.records + 1) break;
+    if (len % kJournalAlign != 0 || len > bytes.size() - pos ||
+        parts > (len - kJournalHead) / kJournalEntry)
+      break;
+    if (crc32c(h + kJournalHead, len - kJournalHead) != get_u32(h + 40)) break;
+    // Whole: from here on, anything wrong is damage, not a torn write.
+    const std::string where = path + " (record " + std::to_string(st.records + 1) + ")";
+    std::optional<Manifest> m;
+    absl::flat_hash_map<std::string, std::optional<std::string>> lists;
+    for (uint32_t p = 0; p < parts; p++) {
+      const unsigned char* e = h + kJournalHead + kJournalEntry * p;
+      const uint32_t kind = get_u32(e), present = get_u32(e + 4);
+      const uint64_t off = get_u64(e + 8), n = get_u64(e + 16);
+      if (off > len || n > len - off) fail_corrupt(where, "journal part lies outside its record");
+      const std::string part(bytes.substr(pos + off, n));
+      if (kind == kTableManifest) {
+        m = Manifest::decode(where, part);
+        if (m->generation != st.m.generation) fail_corrupt(where, "journal manifest of another generation");
+      } else if (kind >= kTableList && kind - kTableList < std::size(kListNames)) {
+        auto& slot = lists[kListNames[kind - kTableList]];
+        if (present) slot = part;
+        else slot.reset();
+      } else if (kind != kTablePack) {
+        fail_corrupt(where, "journal part of an unknown kind");
+      }
+    }
+    if (!m) fail_corrupt(where, "journal record without a manifest");
+    st.m = std::move(*m);
+    for (auto& [name, v] : lists) st.lists[name] = std::move(v);
+    st.records++;
+    pos += len;
+    st.journal_end = pos;
+  }
+}
+
+CurrentState read_current(const std::string& dir) {
+  CurrentState st;
+  st.dir = dir;
+  st.m = read_manifest_file(dir);
+  st.gen_dir = st.m.gen_dir(dir);
+  const std::string path = st.gen_dir + "/" + kJournalFile;
+  std::string bytes;
+  if (read_file(path, bytes)) {
+    st.journal_size = bytes.size();
+    apply_journal(st, path, bytes);
+  }
+  return st;
+}
+
+std::optional<CurrentState> try_read_current(const std::string& dir) {
+  try {
+    return read_current(dir);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<uint64_t> journal_pack_offsets(uint64_t start, size_t parts,
+                                           const std::vector<uint64_t>& pack_sizes) {
+  std::vector<uint64_t> out;
+  uint64_t at = start + align_up(kJournalHead + kJournalEntry * parts, kJournalAlign);
+  for (uint64_t n : pack_sizes) {
+    out.push_back(at);
+    at = align_up(at + n, kJournalAlign);
+  }
+  return out;
+}
+
+std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t start,
+                                  const std::vector<JournalPart>& parts) {
+  std::vector<uint64_t> sizes;
+  for (const JournalPart& p : parts)
+    if (p.kind == JournalKind::kPack) sizes.push_back(p.bytes.size());
+  const std::vector<uint64_t> at = journal_pack_offsets(start, parts.size(), sizes);
+  std::string rec(kJournalHead, '\0'), table;
+  rec.resize(at.empty() ? kJournalHead + kJournalEntry * parts.size() : at[0] - start, '\0');
+  auto entry = [&](uint32_t kind, bool present, uint64_t off, uint64_t n) {
+    put_u32(table, kind);
+    put_u32(table, present ? 1 : 0);
+    put_u64(table, off);
+    put_u64(table, n);
+  };
+  size_t next_pack = 0;
+  for (const JournalPart& p : parts) {
+    if (p.kind != JournalKind::kPack) continue;
+    rec.resize(at[next_pack++] - start, '\0');
+    entry(kTablePack, true, rec.size(), p.bytes.size());
+    rec.append(p.bytes);
+  }
+  for (const JournalPart& p : parts) {
+    if (p.kind == JournalKind::kPack) continue;
+    rec.resize(align_up(rec.size(), 8), '\0');
+    const uint32_t kind = p.kind == JournalKind::kManifest ? kTableManifest : kTableList + list_number(p.name);
+    entry(kind, p.present, rec.size(), p.present ? p.bytes.size() : 0);
+    if (p.present) rec.append(p.bytes);
+  }
+  rec.resize(align_up(rec.size(), kJournalAlign), '\0');
+  // The table goes after the header (the packs start past it).
+  std::memcpy(rec.data() + kJournalHead, table.data(), table.size());
+  std::string head(kMagicJournal, 8);
+  put_u32(head, kJournalVersion);
+  put_u32(head, static_cast<uint32_t>(parts.size()));
+  put_u64(head, generation);
+  put_u64(head, number);
+  put_u64(head, rec.size());
+  put_u32(head, crc32c(rec.data() + kJournalHead, rec.size() - kJournalHead));
+  put_u32(head, crc32c(head.data(), head.size()));
+  std::memcpy(rec.data(), head.data(), kJournalHead);
+  return rec;
+}
+
+uint64_t append_journal(CurrentState& st, const std::string& record) {
+  const std::string path = st.gen_dir + "/" + kJournalFile;
+  bool created = true;
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd && errno == EEXIST) {
+    created = false;
+    fd = Fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  }
+  if (!fd) fail_io(errno, "open", path);
+  struct stat sb;
+  if (::fstat(fd.get(), &sb) != 0) fail_io(errno, "stat", path);
+  const uint64_t size = static_cast<uint64_t>(sb.st_size);
+  if (size < st.journal_end)
+    fail(SCIPIS_E_IO, "journal \"%s\" shrank while a refresh ran", path.c_str());
+  // A torn record a crash left: no reader takes it, and the next must follow the last whole one.
+  if (size > st.journal_end && ::ftruncate(fd.get(), static_cast<off_t>(st.journal_end)) != 0)
+    fail_io(errno, "truncate", path);
+  pwrite_all(fd.get(), record, st.journal_end, path);
+  if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
+  if (created) fsync_dir(st.gen_dir);
+  st.records++;
+  st.journal_end += record.size();
+  st.journal_size = st.journal_end;
+  return record.size();
+}
+
+}  // namespace scipis

@@ -1,0 +1,105 @@
+// A generation's journal: small refreshes commit by appending one record to
+// g<N>/JOURNAL and syncing that one file, instead of a new generation
+// directory with its own manifest, lists and pack (four new inodes, four
+// freed and six fsyncs: half of a 1 KiB append's refresh). A record holds
+// the whole new manifest (its generation still N), the lists it changed
+// (tombstones, chains, racy documents, term registers, directory records)
+// and the new segments' packs, which readers map from the journal itself.
+// What readers see is MANIFEST, then every valid record in order; the
+// first record that is short or fails its checksum ends the journal (a
+// crash while appending), and the next writer cuts it off before its own.
+// A larger change, a merge or a build writes a full generation as before;
+// segments in an older generation's journal stay there while live.
+//
+// Record, at an offset that is a multiple of kJournalAlign, little-endian:
+//   header (kJournalHead bytes): magic SCIPISJR, u32 version, u32 parts P,
+//     u64 generation, u64 record number (1, 2, ... in the file), u64
+//     record length L (a multiple of kJournalAlign), u32 crc32c of bytes
+//     [kJournalHead, L), u32 crc32c of the header's bytes before it;
+//   part table: P entries of u32 kind, u32 present (0: the list is gone),
+//     u64 offset from the record's start, u64 length;
+//   the packs, each at a multiple of kJournalAlign (mapped in place),
+//     then the lists and the manifest; padding is zeros.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "index/manifest.h"
+
+namespace scipis {
+
+inline const char* kJournalFile = "JOURNAL";
+inline constexpr char kMagicJournal[] = "SCIPISJR";
+constexpr uint64_t kJournalAlign = 4096;
+constexpr size_t kJournalHead = 48;
+constexpr size_t kJournalEntry = 24;
+// A journal longer than this, or a record larger, commits a generation.
+constexpr uint64_t kJournalMaxBytes = 4u << 20;
+constexpr uint64_t kJournalMaxRecord = 512u << 10;
+
+// On by default; tests of a generation's own list files turn it off.
+void set_journal_enabled(bool on);
+bool journal_enabled();
+
+enum class JournalKind : uint32_t { kManifest = 1, kList = 2, kPack = 3 };
+
+// A part to append: a list (by its file name) present or gone, the
+// manifest, or a pack (whose absolute offset the writer reports back).
+struct JournalPart {
+  JournalKind kind;
+  std::string name;  // a list's file name
+  bool present = true;
+  std::string_view bytes;
+};
+
+// What readers of a collection see now: the manifest with the journal's
+// records applied, and the lists as the last record that named each left
+// them (else the generation's files).
+struct CurrentState {
+  Manifest m;
+  std::string dir, gen_dir;
+  uint64_t records = 0;      // valid records applied
+  uint64_t journal_end = 0;  // their bytes (where the next one goes)
+  uint64_t journal_size = 0; // the file's size when read (a torn tail too)
+  absl::flat_hash_map<std::string, std::optional<std::string>> lists;
+
+  // A list of the generation; false when it has none.
+  bool read_list(const char* name, std::string& out) const;
+  // Puts the list into another generation's directory, as a link when it
+  // is the generation's own file.
+  void carry_list(const char* name, const std::string& to_gen) const;
+  bool same_version(const CurrentState& o) const {
+    return m.generation == o.m.generation && records == o.records;
+  }
+};
+
+// Throws SCIPIS_E_NOT_INDEXED without a manifest, a corruption error
+// naming the file when the manifest or a valid record's parts are damaged.
+CurrentState read_current(const std::string& dir);
+// The same, nullopt without a manifest or when it is damaged.
+std::optional<CurrentState> try_read_current(const std::string& dir);
+
+// Parses the valid records of a journal's bytes onto st (its manifest
+// already MANIFEST's).
+void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes);
+
+// Where the packs of a record of `parts` parts starting at start will lie
+// (absolute offsets in the journal): right after the first pages, so that
+// the manifest naming them can be encoded before the record is.
+std::vector<uint64_t> journal_pack_offsets(uint64_t start, size_t parts,
+                                           const std::vector<uint64_t>& pack_sizes);
+// The record's bytes; packs are laid out as journal_pack_offsets says, in
+// the order given, then the other parts.
+std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t start,
+                                  const std::vector<JournalPart>& parts);
+
+// Appends a record to st's generation's journal (cutting off a torn tail
+// first), synced; st is then the state it made. Returns its length.
+uint64_t append_journal(CurrentState& st, const std::string& record);
+
+}  // namespace scipis

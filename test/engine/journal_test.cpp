@@ -1,0 +1,203 @@
+// The generation's journal (index/journal.h): records read back as
+// written, a torn or damaged last record ends the journal (the state
+// before it), small refreshes commit into it with answers equal to the
+// brute-force oracle's, a crash's torn tail is cut off by the next
+// refresh, and a full journal or a merge moves on to a new generation
+// whose live packs stay where they are.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "index/deletes.h"
+#include "index/chains.h"
+#include "index/journal.h"
+#include "index/manifest.h"
+#include "refresh_util.h"
+#include "util/error.h"
+#include "util/fileio.h"
+
+using namespace refresh_util;
+using scipis::CurrentState;
+using scipis::JournalKind;
+using scipis::JournalPart;
+using scipis::Manifest;
+
+namespace {
+
+Manifest manifest_with(uint64_t generation, uint64_t files) {
+  Manifest m;
+  m.generation = generation;
+  m.indexers = 1;
+  m.files = files;
+  return m;
+}
+
+CurrentState state_of(uint64_t generation) {
+  CurrentState st;
+  st.m = manifest_with(generation, 0);
+  return st;
+}
+
+// Record n of generation 5: the manifest (files = n), a list that changes
+// each time, one that is gone from record 2 on, and a pack.
+std::string record(uint64_t n, uint64_t start) {
+  const std::string manifest = manifest_with(5, n).encode();
+  const std::string dead = "tombstones " + std::to_string(n), pack(5000 + n, 'p');
+  std::vector<JournalPart> parts{{JournalKind::kPack, "", true, pack},
+                                 {JournalKind::kList, scipis::kDeletesFile, true, dead},
+                                 {JournalKind::kList, scipis::kChainsFile, n < 2, n < 2 ? "chains" : ""},
+                                 {JournalKind::kManifest, "", true, manifest}};
+  return scipis::encode_journal_record(5, n, start, parts);
+}
+
+std::string journal_of(int records) {
+  std::string j;
+  for (int n = 1; n <= records; n++) j += record(static_cast<uint64_t>(n), j.size());
+  return j;
+}
+
+}  // namespace
+
+TEST(Journal, RecordsReadBackAndATornOrDamagedLastOneEndsIt) {
+  const std::string j = journal_of(3);
+  ASSERT_EQ(j.size() % scipis::kJournalAlign, 0u);
+  CurrentState st = state_of(5);
+  scipis::apply_journal(st, "JOURNAL", j);
+  EXPECT_EQ(st.records, 3u);
+  EXPECT_EQ(st.journal_end, j.size());
+  EXPECT_EQ(st.m.files, 3u);
+  std::string bytes;
+  ASSERT_TRUE(st.read_list(scipis::kDeletesFile, bytes));
+  EXPECT_EQ(bytes, "tombstones 3");
+  EXPECT_FALSE(st.read_list(scipis::kChainsFile, bytes));  // gone since record 2
+  // The pack of each record lies where the writer was told it would.
+  const std::vector<uint64_t> at = scipis::journal_pack_offsets(0, 4, {5001});
+  EXPECT_EQ(j.substr(at[0], 5001), std::string(5001, 'p'));
+  EXPECT_EQ(at[0] % scipis::kJournalAlign, 0u);
+
+  const size_t two = journal_of(2).size();
+  // Every cut of the last record, and every flipped byte of it (a sample):
+  // the state of the first two records, never an error.
+  for (size_t cut = two; cut < j.size(); cut += 509) {
+    CurrentState t = state_of(5);
+    scipis::apply_journal(t, "JOURNAL", std::string_view(j).substr(0, cut));
+    EXPECT_EQ(t.records, 2u) << cut;
+    EXPECT_EQ(t.m.files, 2u) << cut;
+    EXPECT_EQ(t.journal_end, two) << cut;
+  }
+  for (size_t at_byte = two; at_byte < j.size(); at_byte += 397) {
+    std::string d = j;
+    d[at_byte] = static_cast<char>(d[at_byte] ^ 0x20);
+    CurrentState t = state_of(5);
+    scipis::apply_journal(t, "JOURNAL", d);
+    EXPECT_EQ(t.records, 2u) << at_byte;
+    ASSERT_TRUE(t.read_list(scipis::kDeletesFile, bytes));
+    EXPECT_EQ(bytes, "tombstones 2");
+  }
+  // Another generation's records, or records out of order, are not this journal's.
+  CurrentState other = state_of(6);
+  scipis::apply_journal(other, "JOURNAL", j);
+  EXPECT_EQ(other.records, 0u);
+  CurrentState skipped = state_of(5);
+  scipis::apply_journal(skipped, "JOURNAL", std::string_view(j).substr(two));
+  EXPECT_EQ(skipped.records, 0u);
+  // A whole record whose manifest is damaged (checksums recomputed) is
+  // damage, named.
+  std::vector<JournalPart> parts{{JournalKind::kManifest, "", true, "not a manifest"}};
+  const std::string bad = scipis::encode_journal_record(5, 1, 0, parts);
+  CurrentState t = state_of(5);
+  try {
+    scipis::apply_journal(t, "JOURNAL", bad);
+    ADD_FAILURE() << "a damaged manifest in a whole record was taken";
+  } catch (const scipis::Error& e) {
+    EXPECT_EQ(e.code(), SCIPIS_E_CORRUPT);
+    EXPECT_NE(std::string(e.what()).find("JOURNAL (record 1)"), std::string::npos) << e.what();
+  }
+}
+
+// Small refreshes commit into the journal (no new generation), answer as
+// the oracle after each, a crash's torn tail is ignored and then cut off,
+// a full journal moves on to a new generation, and a full compaction
+// leaves no journal behind.
+TEST(Journal, SmallRefreshesCommitIntoItExactly) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(17);
+  std::vector<std::string> files;
+  for (int i = 0; i < 6; i++) {
+    files.push_back(root + "/f" + std::to_string(i) + ".log");
+    testutil::write(files.back(), lines(rng, 20000) + "\n");
+  }
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  const uint64_t gen = scipis::read_current(dir).m.generation;
+  const std::string journal = dir + "/g" + std::to_string(gen) + "/" + scipis::kJournalFile;
+  for (int step = 0; step < 6; step++) {
+    std::ofstream(files[static_cast<size_t>(step) % files.size()], std::ios::app)
+        << lines(rng, 300) << " step" << step << "\n";
+    if (step == 3) testutil::write(root + "/new.log", "brand new words step3\n");
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    const CurrentState now = scipis::read_current(dir);
+    EXPECT_EQ(now.m.generation, gen) << step;
+    EXPECT_EQ(now.records, static_cast<uint64_t>(step) + 1);
+    EXPECT_FALSE(fs::exists(dir + "/g" + std::to_string(gen + 1))) << step;
+    check(dir, root, "journal step " + std::to_string(step), {"step" + std::to_string(step), "w1 w7"});
+  }
+  // A crash while appending the next record: its first bytes are there.
+  const uint64_t whole = fs::file_size(journal);
+  {
+    std::ofstream(journal, std::ios::app | std::ios::binary) << std::string(5000, 'x');
+  }
+  scipis_index* ix = scipis_index_open(dir.c_str(), &err);
+  ASSERT_NE(ix, nullptr) << err.message;
+  check(dir, root, "torn tail", {"step5", "w1 w7"});
+  std::ofstream(files[0], std::ios::app) << "after the crash\n";
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_appended, 1u);
+  EXPECT_EQ(scipis_index_is_current(ix), 0);
+  scipis_index_close(ix);
+  EXPECT_GT(fs::file_size(journal), whole);
+  EXPECT_EQ(scipis::read_current(dir).records, 7u);
+  check(dir, root, "after the torn tail", {"crash", "step5"});
+  // A record lost in a crash (cut back to the records before it): the
+  // refresh after reads the change again.
+  ASSERT_EQ(::truncate(journal.c_str(), static_cast<off_t>(whole)), 0);
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_appended, 1u);
+  check(dir, root, "record lost", {"crash", "step5"});
+  // Until the journal is full; then a new generation, which keeps the
+  // journal's packs where they are.
+  int steps = 0;
+  while (scipis::read_current(dir).m.generation == gen && steps < 2000) {
+    std::ofstream(files[static_cast<size_t>(steps) % files.size()], std::ios::app)
+        << lines(rng, 2000) << " more" << steps << "\n";
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    steps++;
+  }
+  const CurrentState next = scipis::read_current(dir);
+  ASSERT_GT(next.m.generation, gen) << steps;
+  bool packs_in_old = false;
+  for (const scipis::SegmentRef& s : next.m.segments) packs_in_old |= s.in_journal() && s.home == gen;
+  EXPECT_TRUE(packs_in_old);
+  EXPECT_TRUE(fs::exists(journal));
+  check(dir, root, "after the journal filled", {"more0", "crash"});
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  EXPECT_FALSE(fs::exists(journal));
+  check(dir, root, "compacted", {"more0", "crash", "step3"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
