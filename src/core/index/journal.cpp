@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "util/bytes.h"
@@ -63,23 +64,34 @@ void CurrentState::carry_list(const char* name, const std::string& to_gen) const
   }
 }
 
-void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes) {
-  const auto* base = reinterpret_cast<const unsigned char*>(bytes.data());
+void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
+                   const std::function<void(uint64_t, size_t, char*)>& read) {
   uint64_t pos = 0;
-  // The first record that is not whole ends the journal: a crash cut it.
-  while (bytes.size() - pos >= kJournalHead) {
-    const unsigned char* h = base + pos;
-    if (std::memcmp(h, kMagicJournal, 8) != 0 || crc32c(h, 44) != get_u32(h + 44)) break;
+  std::string meta;
+  // The first record without a whole header ends the journal: a crash cut it.
+  while (size - pos >= kJournalHead) {
+    meta.resize(static_cast<size_t>(std::min<uint64_t>(kJournalAlign, size - pos)));
+    read(pos, meta.size(), meta.data());
+    const auto* h = reinterpret_cast<const unsigned char*>(meta.data());
+    if (std::memcmp(h, kMagicJournal, 8) != 0 || crc32c(h, 52) != get_u32(h + 52)) break;
     if (get_u32(h + 8) != kJournalVersion) fail_corrupt(path, "journal record of another version");
     const uint32_t parts = get_u32(h + 12);
-    const uint64_t len = get_u64(h + 32);
+    const uint64_t len = get_u64(h + 32), m_len = get_u64(h + 40);
+    const uint32_t meta_crc = get_u32(h + 48);
     if (get_u64(h + 16) != st.m.generation || get_u64(h + 24) != st.records + 1) break;
-    if (len % kJournalAlign != 0 || len > bytes.size() - pos ||
-        parts > (len - kJournalHead) / kJournalEntry)
-      break;
-    if (crc32c(h + kJournalHead, len - kJournalHead) != get_u32(h + 40)) break;
-    // Whole: from here on, anything wrong is damage, not a torn write.
+    // Its header is whole, so the record was durable before it: from here
+    // on, anything wrong is damage.
     const std::string where = path + " (record " + std::to_string(st.records + 1) + ")";
+    if (len % kJournalAlign != 0 || len > size - pos || m_len > len || m_len < kJournalHead ||
+        parts > (m_len - kJournalHead) / kJournalEntry)
+      fail_corrupt(where, "journal record has impossible lengths");
+    if (m_len > meta.size()) {
+      meta.resize(static_cast<size_t>(m_len));
+      read(pos, meta.size(), meta.data());
+      h = reinterpret_cast<const unsigned char*>(meta.data());
+    }
+    if (crc32c(h + kJournalHead, m_len - kJournalHead) != meta_crc)
+      fail_corrupt(where, "journal record checksum mismatch");
     std::optional<Manifest> m;
     absl::flat_hash_map<std::string, std::optional<std::string>> lists;
     for (uint32_t p = 0; p < parts; p++) {
@@ -87,7 +99,12 @@ void apply_journal(CurrentState& st, const std::string& path, std::string_view b
       const uint32_t kind = get_u32(e), present = get_u32(e + 4);
       const uint64_t off = get_u64(e + 8), n = get_u64(e + 16);
       if (off > len || n > len - off) fail_corrupt(where, "journal part lies outside its record");
-      const std::string part(bytes.substr(pos + off, n));
+      if (kind == kTablePack) {
+        if (off < m_len || off % kJournalAlign != 0) fail_corrupt(where, "journal pack is misplaced");
+        continue;
+      }
+      if (off > m_len || n > m_len - off) fail_corrupt(where, "journal list lies outside the record's metadata");
+      const std::string part(meta.data() + off, static_cast<size_t>(n));
       if (kind == kTableManifest) {
         m = Manifest::decode(where, part);
         if (m->generation != st.m.generation) fail_corrupt(where, "journal manifest of another generation");
@@ -95,7 +112,7 @@ void apply_journal(CurrentState& st, const std::string& path, std::string_view b
         auto& slot = lists[kListNames[kind - kTableList]];
         if (present) slot = part;
         else slot.reset();
-      } else if (kind != kTablePack) {
+      } else {
         fail_corrupt(where, "journal part of an unknown kind");
       }
     }
@@ -108,17 +125,27 @@ void apply_journal(CurrentState& st, const std::string& path, std::string_view b
   }
 }
 
+void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes) {
+  apply_journal(st, path, bytes.size(),
+                [&](uint64_t off, size_t n, char* out) { std::memcpy(out, bytes.data() + off, n); });
+}
+
 CurrentState read_current(const std::string& dir) {
   CurrentState st;
   st.dir = dir;
   st.m = read_manifest_file(dir);
   st.gen_dir = st.m.gen_dir(dir);
   const std::string path = st.gen_dir + "/" + kJournalFile;
-  std::string bytes;
-  if (read_file(path, bytes)) {
-    st.journal_size = bytes.size();
-    apply_journal(st, path, bytes);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    if (errno != ENOENT) fail_io(errno, "open", path);
+    return st;
   }
+  struct stat sb;
+  if (::fstat(fd.get(), &sb) != 0) fail_io(errno, "stat", path);
+  st.journal_size = static_cast<uint64_t>(sb.st_size);
+  apply_journal(st, path, st.journal_size,
+                [&](uint64_t off, size_t n, char* out) { pread_exact(fd.get(), out, n, off, path); });
   return st;
 }
 
@@ -130,10 +157,17 @@ std::optional<CurrentState> try_read_current(const std::string& dir) {
   }
 }
 
-std::vector<uint64_t> journal_pack_offsets(uint64_t start, size_t parts,
+uint64_t journal_meta_bytes(const std::vector<JournalPart>& parts) {
+  uint64_t at = kJournalHead + kJournalEntry * parts.size();
+  for (const JournalPart& p : parts)
+    if (p.kind != JournalKind::kPack) at = align_up(at, 8) + (p.present ? p.bytes.size() : 0);
+  return at;
+}
+
+std::vector<uint64_t> journal_pack_offsets(uint64_t start, uint64_t meta,
                                            const std::vector<uint64_t>& pack_sizes) {
   std::vector<uint64_t> out;
-  uint64_t at = start + align_up(kJournalHead + kJournalEntry * parts, kJournalAlign);
+  uint64_t at = start + align_up(meta, kJournalAlign);
   for (uint64_t n : pack_sizes) {
     out.push_back(at);
     at = align_up(at + n, kJournalAlign);
@@ -143,25 +177,13 @@ std::vector<uint64_t> journal_pack_offsets(uint64_t start, size_t parts,
 
 std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t start,
                                   const std::vector<JournalPart>& parts) {
-  std::vector<uint64_t> sizes;
-  for (const JournalPart& p : parts)
-    if (p.kind == JournalKind::kPack) sizes.push_back(p.bytes.size());
-  const std::vector<uint64_t> at = journal_pack_offsets(start, parts.size(), sizes);
-  std::string rec(kJournalHead, '\0'), table;
-  rec.resize(at.empty() ? kJournalHead + kJournalEntry * parts.size() : at[0] - start, '\0');
+  std::string rec(kJournalHead + kJournalEntry * parts.size(), '\0'), table;
   auto entry = [&](uint32_t kind, bool present, uint64_t off, uint64_t n) {
     put_u32(table, kind);
     put_u32(table, present ? 1 : 0);
     put_u64(table, off);
     put_u64(table, n);
   };
-  size_t next_pack = 0;
-  for (const JournalPart& p : parts) {
-    if (p.kind != JournalKind::kPack) continue;
-    rec.resize(at[next_pack++] - start, '\0');
-    entry(kTablePack, true, rec.size(), p.bytes.size());
-    rec.append(p.bytes);
-  }
   for (const JournalPart& p : parts) {
     if (p.kind == JournalKind::kPack) continue;
     rec.resize(align_up(rec.size(), 8), '\0');
@@ -169,8 +191,19 @@ std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t
     entry(kind, p.present, rec.size(), p.present ? p.bytes.size() : 0);
     if (p.present) rec.append(p.bytes);
   }
+  const uint64_t meta = rec.size();
+  std::vector<uint64_t> sizes;
+  for (const JournalPart& p : parts)
+    if (p.kind == JournalKind::kPack) sizes.push_back(p.bytes.size());
+  const std::vector<uint64_t> at = journal_pack_offsets(start, meta, sizes);
+  size_t next_pack = 0;
+  for (const JournalPart& p : parts) {
+    if (p.kind != JournalKind::kPack) continue;
+    rec.resize(at[next_pack++] - start, '\0');
+    entry(kTablePack, true, rec.size(), p.bytes.size());
+    rec.append(p.bytes);
+  }
   rec.resize(align_up(rec.size(), kJournalAlign), '\0');
-  // The table goes after the header (the packs start past it).
   std::memcpy(rec.data() + kJournalHead, table.data(), table.size());
   std::string head(kMagicJournal, 8);
   put_u32(head, kJournalVersion);
@@ -178,7 +211,8 @@ std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t
   put_u64(head, generation);
   put_u64(head, number);
   put_u64(head, rec.size());
-  put_u32(head, crc32c(rec.data() + kJournalHead, rec.size() - kJournalHead));
+  put_u64(head, meta);
+  put_u32(head, crc32c(rec.data() + kJournalHead, meta - kJournalHead));
   put_u32(head, crc32c(head.data(), head.size()));
   std::memcpy(rec.data(), head.data(), kJournalHead);
   return rec;
@@ -201,7 +235,10 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
   // A torn record a crash left: no reader takes it, and the next must follow the last whole one.
   if (size > st.journal_end && ::ftruncate(fd.get(), static_cast<off_t>(st.journal_end)) != 0)
     fail_io(errno, "truncate", path);
-  pwrite_all(fd.get(), record, st.journal_end, path);
+  // The record, then its header: a header on disk vouches for the rest.
+  pwrite_all(fd.get(), std::string(kJournalHead, '\0') + record.substr(kJournalHead), st.journal_end, path);
+  if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
+  pwrite_all(fd.get(), std::string_view(record).substr(0, kJournalHead), st.journal_end, path);
   if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
   if (created) fsync_dir(st.gen_dir);
   st.records++;

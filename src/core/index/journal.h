@@ -14,15 +14,21 @@
 // Record, at an offset that is a multiple of kJournalAlign, little-endian:
 //   header (kJournalHead bytes): magic SCIPISJR, u32 version, u32 parts P,
 //     u64 generation, u64 record number (1, 2, ... in the file), u64
-//     record length L (a multiple of kJournalAlign), u32 crc32c of bytes
-//     [kJournalHead, L), u32 crc32c of the header's bytes before it;
+//     record length L (a multiple of kJournalAlign), u64 meta length M,
+//     u32 crc32c of bytes [kJournalHead, M), u32 crc32c of the header's
+//     bytes before it;
 //   part table: P entries of u32 kind, u32 present (0: the list is gone),
 //     u64 offset from the record's start, u64 length;
-//   the packs, each at a multiple of kJournalAlign (mapped in place),
-//     then the lists and the manifest; padding is zeros.
+//   the lists and the manifest (up to M), then the packs, each at a
+//     multiple of kJournalAlign (mapped in place; their parts carry their
+//     own checksums); padding is zeros.
+// The writer syncs the record with its header zeroed, then writes and
+// syncs the header: a whole header means a durable record, so a reader
+// reads headers and metadata only, never the packs.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,11 +42,14 @@ namespace scipis {
 inline const char* kJournalFile = "JOURNAL";
 inline constexpr char kMagicJournal[] = "SCIPISJR";
 constexpr uint64_t kJournalAlign = 4096;
-constexpr size_t kJournalHead = 48;
+constexpr size_t kJournalHead = 56;
 constexpr size_t kJournalEntry = 24;
-// A journal longer than this, or a record larger, commits a generation.
+// A journal longer than this, or a record larger, commits a generation;
+// so does a journal of kJournalMaxRecords (every reader's open reads each
+// record's metadata: one generation in so many keeps that short).
 constexpr uint64_t kJournalMaxBytes = 4u << 20;
 constexpr uint64_t kJournalMaxRecord = 512u << 10;
+constexpr uint64_t kJournalMaxRecords = 32;
 
 // On by default; tests of a generation's own list files turn it off.
 void set_journal_enabled(bool on);
@@ -84,17 +93,21 @@ CurrentState read_current(const std::string& dir);
 // The same, nullopt without a manifest or when it is damaged.
 std::optional<CurrentState> try_read_current(const std::string& dir);
 
-// Parses the valid records of a journal's bytes onto st (its manifest
-// already MANIFEST's).
+// Applies the records of a journal of size bytes, read by read(offset,
+// length, out), onto st (its manifest already MANIFEST's).
+void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
+                   const std::function<void(uint64_t, size_t, char*)>& read);
 void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes);
 
-// Where the packs of a record of `parts` parts starting at start will lie
-// (absolute offsets in the journal): right after the first pages, so that
-// the manifest naming them can be encoded before the record is.
-std::vector<uint64_t> journal_pack_offsets(uint64_t start, size_t parts,
+// The bytes before a record's packs: header, table, lists and manifest
+// (whose size does not depend on the offsets it holds).
+uint64_t journal_meta_bytes(const std::vector<JournalPart>& parts);
+// Where the packs of a record starting at start will lie (absolute
+// offsets in the journal), its meta bytes given.
+std::vector<uint64_t> journal_pack_offsets(uint64_t start, uint64_t meta,
                                            const std::vector<uint64_t>& pack_sizes);
 // The record's bytes; packs are laid out as journal_pack_offsets says, in
-// the order given, then the other parts.
+// the order given.
 std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t start,
                                   const std::vector<JournalPart>& parts);
 

@@ -246,7 +246,9 @@ bool commit_to_journal(scipis_build* b) {
   Manifest& m = b->next;
   CurrentState& st = r.state;
   auto& packs = b->pipeline->deferred_packs();
-  if (!journal_enabled() || packs.size() != b->pipeline->segments().size()) return false;
+  if (!journal_enabled() || st.records >= kJournalMaxRecords ||
+      packs.size() != b->pipeline->segments().size())
+    return false;
   const std::string dead = m.deleted > 0 ? encode_deletes(r.dead) : "";
   const std::string chains = m.chain_links > 0 ? encode_chains(r.links) : "";
   const std::string racy = count_dead(r.racy) > 0 ? encode_deletes(r.racy) : "";
@@ -266,7 +268,6 @@ bool commit_to_journal(scipis_build* b) {
   for (const JournalPart& l : lists) bytes += l.bytes.size();
   bytes += pack_bytes + 256 * (m.segments.size() + 4);
   if (bytes > kJournalMaxRecord || st.journal_end + bytes > kJournalMaxBytes) return false;
-  const std::vector<uint64_t> at = journal_pack_offsets(st.journal_end, packs.size() + lists.size() + 1, sizes);
   std::vector<SegmentRef*> placed;
   for (const auto& p : packs) {
     auto it = std::find_if(m.segments.begin(), m.segments.end(), [&](const SegmentRef& s) {
@@ -275,19 +276,25 @@ bool commit_to_journal(scipis_build* b) {
     if (it == m.segments.end()) return false;
     placed.push_back(&*it);
   }
-  for (size_t k = 0; k < packs.size(); k++) {
-    placed[k]->journal_off = at[k];
-    placed[k]->journal_len = sizes[k];
-  }
+  // Placed after the metadata, whose manifest's size does not depend on
+  // where they are.
+  for (SegmentRef* s : placed) s->journal_off = s->journal_len = 1;
   m.generation = st.m.generation;
   uint64_t taken = 0;
   for (const SegmentRef& s : b->pipeline->absorbed()) taken += segment_bytes(s);
   m.index_bytes = minus(st.m.index_bytes, taken) + bytes;
-  const std::string manifest = m.encode();
+  std::string manifest = m.encode();
   std::vector<JournalPart> parts;
   for (const auto& p : packs) parts.push_back({JournalKind::kPack, "", true, p.bytes});
   parts.insert(parts.end(), lists.begin(), lists.end());
   parts.push_back({JournalKind::kManifest, "", true, manifest});
+  const std::vector<uint64_t> at = journal_pack_offsets(st.journal_end, journal_meta_bytes(parts), sizes);
+  for (size_t k = 0; k < packs.size(); k++) {
+    placed[k]->journal_off = at[k];
+    placed[k]->journal_len = sizes[k];
+  }
+  manifest = m.encode();
+  parts.back().bytes = manifest;
   const std::string record = encode_journal_record(m.generation, st.records + 1, st.journal_end, parts);
   append_journal(st, record);
   // What the indexers took in is in the new segments now.
