@@ -92,14 +92,15 @@ cmp_ok(job($id, 'attempts'), '>', $attempts, 'it took another attempt');
 is(answers('c'), $after, 'the refreshed collection answers as one built afresh');
 # Older generations stay only as the homes of live segments: segment
 # files and nothing else (their lists went with the commit after them).
-# A small segment's pack lies at its generation's root (manifest 6).
+# A small segment's pack lies at its generation's root (manifest 6), or in
+# its generation's journal (manifest 7), which stays while a pack in it is live.
 my @gens = glob($node->data_dir . "/scipis/*/c*/g*");
 my %lists;
 my $bare = 0;
 for my $g (@gens)
 {
-	my @top = grep { -f $_ && !/\.pack$/ } glob("$g/*");
-	my @segs = (glob("$g/*/seg_*"), glob("$g/*.pack"));
+	my @top = grep { -f $_ && !/\.pack$/ && !m{/JOURNAL$} } glob("$g/*");
+	my @segs = (glob("$g/*/seg_*"), glob("$g/*.pack"), glob("$g/JOURNAL"));
 	$lists{ $g =~ s{/g\d+$}{}r }++ if @top;
 	$bare++ unless @top || @segs;
 }
