@@ -67,7 +67,7 @@ void CurrentState::carry_list(const char* name, const std::string& to_gen) const
 void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
                    const std::function<void(uint64_t, size_t, char*)>& read) {
   uint64_t pos = 0;
-  std::string meta;
+  std::string meta, manifest, manifest_where;
   // The first record without a whole header ends the journal: a crash cut it.
   while (size - pos >= kJournalHead) {
     meta.resize(static_cast<size_t>(std::min<uint64_t>(kJournalAlign, size - pos)));
@@ -92,7 +92,7 @@ void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
     }
     if (crc32c(h + kJournalHead, m_len - kJournalHead) != meta_crc)
       fail_corrupt(where, "journal record checksum mismatch");
-    std::optional<Manifest> m;
+    bool has_manifest = false;
     absl::flat_hash_map<std::string, std::optional<std::string>> lists;
     for (uint32_t p = 0; p < parts; p++) {
       const unsigned char* e = h + kJournalHead + kJournalEntry * p;
@@ -104,25 +104,30 @@ void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
         continue;
       }
       if (off > m_len || n > m_len - off) fail_corrupt(where, "journal list lies outside the record's metadata");
-      const std::string part(meta.data() + off, static_cast<size_t>(n));
+      std::string part(meta.data() + off, static_cast<size_t>(n));
       if (kind == kTableManifest) {
-        m = Manifest::decode(where, part);
-        if (m->generation != st.m.generation) fail_corrupt(where, "journal manifest of another generation");
+        // Only the last record's is decoded: each supersedes the one before.
+        manifest = std::move(part);
+        manifest_where = where;
+        has_manifest = true;
       } else if (kind >= kTableList && kind - kTableList < std::size(kListNames)) {
         auto& slot = lists[kListNames[kind - kTableList]];
-        if (present) slot = part;
+        if (present) slot = std::move(part);
         else slot.reset();
       } else {
         fail_corrupt(where, "journal part of an unknown kind");
       }
     }
-    if (!m) fail_corrupt(where, "journal record without a manifest");
-    st.m = std::move(*m);
+    if (!has_manifest) fail_corrupt(where, "journal record without a manifest");
     for (auto& [name, v] : lists) st.lists[name] = std::move(v);
     st.records++;
     pos += len;
     st.journal_end = pos;
   }
+  if (manifest_where.empty()) return;
+  Manifest m = Manifest::decode(manifest_where, manifest);
+  if (m.generation != st.m.generation) fail_corrupt(manifest_where, "journal manifest of another generation");
+  st.m = std::move(m);
 }
 
 void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes) {

@@ -351,7 +351,7 @@ std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const Co
 void compact_run(scipis_build* b) {
   CompactState& cs = *b->compact;
   std::unique_ptr<Collection> own;
-  if (!cs.beside) own = std::make_unique<Collection>(b->dir);
+  if (!cs.beside) own = std::make_unique<Collection>(b->dir, cs.state);
   Collection& c = cs.beside ? *cs.snapshot : *own;
   const Manifest& cur = cs.current;
   if (c.manifest().generation != cs.current.generation || c.journal_records() != cs.state.records)
@@ -755,9 +755,7 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     for (const SegmentRef& s : m.segments) docs += s.docs;
     const uint64_t garbage = m.deleted + 2 * m.chain_links;
     if (garbage == 0 || garbage * kGarbageShareDenominator < docs) return 0;
-    Collection c(dir);
-    if (c.manifest().generation != m.generation || c.journal_records() != st->records)
-      return 1;  // changed: compact_run decides
+    Collection c(dir, *st);
     CompactState cs;
     cs.max_bytes = max_bytes;
     for (size_t f : plan_compaction(c, m, cs))

@@ -75,7 +75,7 @@ void scipis::beside_prepare(scipis_build* b) {
   // Full flushes too: a merge that holds up nothing may rewrite a big
   // segment for the small ones after it (each byte about log8 times).
   cs.plan = plan_merges(cs.current, false, cs.max_bytes, false);
-  cs.snapshot = std::make_unique<Collection>(b->dir);
+  cs.snapshot = std::make_unique<Collection>(b->dir, cs.state);
   Collection& c = *cs.snapshot;
   if (c.manifest().generation != cs.current.generation || c.journal_records() != cs.state.records)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());

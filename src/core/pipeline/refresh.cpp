@@ -129,9 +129,8 @@ uint64_t absorb_max_bytes(uint32_t split_factor) {
 
 void refresh_prepare(scipis_build* b) {
   RefreshState& r = *b->refresh;
-  Collection c(b->dir);
-  if (c.manifest().generation != r.current.generation || c.journal_records() != r.state.records)
-    fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a refresh started", b->dir.c_str());
+  // The state the refresh started from, not read again.
+  Collection c(b->dir, r.state);
   r.racy.assign(r.current.indexers, {});
   std::string racy;
   if (c.read_list(kRacyFile, racy)) {

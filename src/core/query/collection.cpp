@@ -13,8 +13,10 @@
 
 namespace scipis {
 
-Collection::Collection(std::string dir) : dir_(std::move(dir)) {
-  lists_ = read_current(dir_);
+Collection::Collection(std::string dir) : Collection(dir, read_current(dir)) {}
+
+Collection::Collection(std::string dir, CurrentState state) : dir_(std::move(dir)) {
+  lists_ = std::move(state);
   m_ = std::move(lists_.m);
   // stat after reading: a concurrent replace then only looks stale.
   struct stat st;

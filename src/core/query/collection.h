@@ -81,6 +81,9 @@ struct Chain {
 class Collection {
  public:
   explicit Collection(std::string dir);
+  // Opened on a state already read (read_current): a refresh's or a
+  // compaction's, whose manifest it must be.
+  Collection(std::string dir, CurrentState state);
   const Manifest& manifest() const { return m_; }
   const std::string& gen_dir() const { return gen_dir_; }
   // The journal's records applied on top of the generation's manifest.
