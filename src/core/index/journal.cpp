@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -64,70 +65,92 @@ void CurrentState::carry_list(const char* name, const std::string& to_gen) const
   }
 }
 
+namespace {
+
+struct RecordHead {
+  uint64_t pos, number, len, meta;
+  uint32_t parts, lists, meta_crc;
+};
+
+// A record's metadata read and checked: its lists onto st, its manifest's
+// bytes into manifest (when it has one).
+void apply_record(CurrentState& st, const std::string& path, const RecordHead& r,
+                  const std::function<void(uint64_t, size_t, char*)>& read, std::string& manifest) {
+  const std::string where = path + " (record " + std::to_string(r.number) + ")";
+  std::string meta(static_cast<size_t>(r.meta), '\0');
+  read(r.pos, meta.size(), meta.data());
+  const auto* h = reinterpret_cast<const unsigned char*>(meta.data());
+  if (crc32c(h + kJournalHead, r.meta - kJournalHead) != r.meta_crc)
+    fail_corrupt(where, "journal record checksum mismatch");
+  bool has_manifest = false;
+  for (uint32_t p = 0; p < r.parts; p++) {
+    const unsigned char* e = h + kJournalHead + kJournalEntry * p;
+    const uint32_t kind = get_u32(e), present = get_u32(e + 4);
+    const uint64_t off = get_u64(e + 8), n = get_u64(e + 16);
+    if (off > r.len || n > r.len - off) fail_corrupt(where, "journal part lies outside its record");
+    if (kind == kTablePack) {
+      if (off < r.meta || off % kJournalAlign != 0) fail_corrupt(where, "journal pack is misplaced");
+      continue;
+    }
+    if (off > r.meta || n > r.meta - off) fail_corrupt(where, "journal list lies outside the record's metadata");
+    std::string part(meta.data() + off, static_cast<size_t>(n));
+    if (kind == kTableManifest) {
+      manifest = std::move(part);
+      has_manifest = true;
+    } else if (kind >= kTableList && kind - kTableList < std::size(kListNames) &&
+               (r.lists >> (kind - kTableList) & 1)) {
+      auto& slot = st.lists[kListNames[kind - kTableList]];
+      if (present) slot = std::move(part);
+      else slot.reset();
+    } else {
+      fail_corrupt(where, "journal part of an unknown kind");
+    }
+  }
+  if (!has_manifest) fail_corrupt(where, "journal record without a manifest");
+}
+
+}  // namespace
+
 void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
                    const std::function<void(uint64_t, size_t, char*)>& read) {
+  // Headers first (the first one not whole ends the journal: a crash cut
+  // it), then the metadata of the last record and of the last to name each
+  // list: a list or manifest a later record replaced is never read.
+  std::vector<RecordHead> heads;
+  std::vector<size_t> last_of(std::size(kListNames), SIZE_MAX);
   uint64_t pos = 0;
-  std::string meta, manifest, manifest_where;
-  // The first record without a whole header ends the journal: a crash cut it.
+  unsigned char h[kJournalHead];
   while (size - pos >= kJournalHead) {
-    meta.resize(static_cast<size_t>(std::min<uint64_t>(kJournalAlign, size - pos)));
-    read(pos, meta.size(), meta.data());
-    const auto* h = reinterpret_cast<const unsigned char*>(meta.data());
-    if (std::memcmp(h, kMagicJournal, 8) != 0 || crc32c(h, 52) != get_u32(h + 52)) break;
+    read(pos, kJournalHead, reinterpret_cast<char*>(h));
+    if (std::memcmp(h, kMagicJournal, 8) != 0 || crc32c(h, 60) != get_u32(h + 60)) break;
     if (get_u32(h + 8) != kJournalVersion) fail_corrupt(path, "journal record of another version");
-    const uint32_t parts = get_u32(h + 12);
-    const uint64_t len = get_u64(h + 32), m_len = get_u64(h + 40);
-    const uint32_t meta_crc = get_u32(h + 48);
-    if (get_u64(h + 16) != st.m.generation || get_u64(h + 24) != st.records + 1) break;
+    RecordHead r{pos, get_u64(h + 24), get_u64(h + 32), get_u64(h + 40), get_u32(h + 12), get_u32(h + 48),
+                 get_u32(h + 52)};
+    if (get_u64(h + 16) != st.m.generation || r.number != heads.size() + 1) break;
     // Its header is whole, so the record was durable before it: from here
     // on, anything wrong is damage.
-    const std::string where = path + " (record " + std::to_string(st.records + 1) + ")";
-    if (len % kJournalAlign != 0 || len > size - pos || m_len > len || m_len < kJournalHead ||
-        parts > (m_len - kJournalHead) / kJournalEntry)
-      fail_corrupt(where, "journal record has impossible lengths");
-    if (m_len > meta.size()) {
-      meta.resize(static_cast<size_t>(m_len));
-      read(pos, meta.size(), meta.data());
-      h = reinterpret_cast<const unsigned char*>(meta.data());
-    }
-    if (crc32c(h + kJournalHead, m_len - kJournalHead) != meta_crc)
-      fail_corrupt(where, "journal record checksum mismatch");
-    bool has_manifest = false;
-    absl::flat_hash_map<std::string, std::optional<std::string>> lists;
-    for (uint32_t p = 0; p < parts; p++) {
-      const unsigned char* e = h + kJournalHead + kJournalEntry * p;
-      const uint32_t kind = get_u32(e), present = get_u32(e + 4);
-      const uint64_t off = get_u64(e + 8), n = get_u64(e + 16);
-      if (off > len || n > len - off) fail_corrupt(where, "journal part lies outside its record");
-      if (kind == kTablePack) {
-        if (off < m_len || off % kJournalAlign != 0) fail_corrupt(where, "journal pack is misplaced");
-        continue;
-      }
-      if (off > m_len || n > m_len - off) fail_corrupt(where, "journal list lies outside the record's metadata");
-      std::string part(meta.data() + off, static_cast<size_t>(n));
-      if (kind == kTableManifest) {
-        // Only the last record's is decoded: each supersedes the one before.
-        manifest = std::move(part);
-        manifest_where = where;
-        has_manifest = true;
-      } else if (kind >= kTableList && kind - kTableList < std::size(kListNames)) {
-        auto& slot = lists[kListNames[kind - kTableList]];
-        if (present) slot = std::move(part);
-        else slot.reset();
-      } else {
-        fail_corrupt(where, "journal part of an unknown kind");
-      }
-    }
-    if (!has_manifest) fail_corrupt(where, "journal record without a manifest");
-    for (auto& [name, v] : lists) st.lists[name] = std::move(v);
-    st.records++;
-    pos += len;
-    st.journal_end = pos;
+    if (r.len % kJournalAlign != 0 || r.len > size - pos || r.meta > r.len || r.meta < kJournalHead ||
+        r.parts > (r.meta - kJournalHead) / kJournalEntry || (r.lists >> std::size(kListNames)) != 0)
+      fail_corrupt(path + " (record " + std::to_string(r.number) + ")", "journal record has impossible lengths");
+    for (size_t k = 0; k < std::size(kListNames); k++)
+      if (r.lists >> k & 1) last_of[k] = heads.size();
+    heads.push_back(r);
+    pos += r.len;
   }
-  if (manifest_where.empty()) return;
-  Manifest m = Manifest::decode(manifest_where, manifest);
-  if (m.generation != st.m.generation) fail_corrupt(manifest_where, "journal manifest of another generation");
+  if (heads.empty()) return;
+  std::vector<size_t> wanted(last_of.begin(), last_of.end());
+  wanted.push_back(heads.size() - 1);
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  std::string manifest;
+  for (size_t i : wanted)
+    if (i != SIZE_MAX) apply_record(st, path, heads[i], read, manifest);
+  const std::string where = path + " (record " + std::to_string(heads.size()) + ")";
+  Manifest m = Manifest::decode(where, manifest);
+  if (m.generation != st.m.generation) fail_corrupt(where, "journal manifest of another generation");
   st.m = std::move(m);
+  st.records = heads.size();
+  st.journal_end = pos;
 }
 
 void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes) {
@@ -217,7 +240,12 @@ std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t
   put_u64(head, number);
   put_u64(head, rec.size());
   put_u64(head, meta);
+  uint32_t lists = 0;
+  for (const JournalPart& p : parts)
+    if (p.kind == JournalKind::kList) lists |= 1u << list_number(p.name);
+  put_u32(head, lists);
   put_u32(head, crc32c(rec.data() + kJournalHead, meta - kJournalHead));
+  put_u32(head, 0);
   put_u32(head, crc32c(head.data(), head.size()));
   std::memcpy(rec.data(), head.data(), kJournalHead);
   return rec;

@@ -15,8 +15,9 @@
 //   header (kJournalHead bytes): magic SCIPISJR, u32 version, u32 parts P,
 //     u64 generation, u64 record number (1, 2, ... in the file), u64
 //     record length L (a multiple of kJournalAlign), u64 meta length M,
-//     u32 crc32c of bytes [kJournalHead, M), u32 crc32c of the header's
-//     bytes before it;
+//     u32 the lists it names (bit i: list i of deleted, appended, racy,
+//     TERMS, DIRS), u32 crc32c of bytes [kJournalHead, M), u32 zero, u32
+//     crc32c of the header's bytes before it;
 //   part table: P entries of u32 kind, u32 present (0: the list is gone),
 //     u64 offset from the record's start, u64 length;
 //   the lists and the manifest (up to M), then the packs, each at a
@@ -24,7 +25,8 @@
 //     own checksums); padding is zeros.
 // The writer syncs the record with its header zeroed, then writes and
 // syncs the header: a whole header means a durable record, so a reader
-// reads headers and metadata only, never the packs.
+// reads the headers, then the metadata of the last record and of the last
+// to name each list only, never the packs.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +44,7 @@ namespace scipis {
 inline const char* kJournalFile = "JOURNAL";
 inline constexpr char kMagicJournal[] = "SCIPISJR";
 constexpr uint64_t kJournalAlign = 4096;
-constexpr size_t kJournalHead = 56;
+constexpr size_t kJournalHead = 64;
 constexpr size_t kJournalEntry = 24;
 // A journal longer than this, or a record larger, commits a generation;
 // so does a journal of kJournalMaxRecords (every reader's open reads each
