@@ -69,7 +69,7 @@ namespace {
 
 struct RecordHead {
   uint64_t pos, number, len, meta;
-  uint32_t parts, lists, meta_crc;
+  uint32_t parts, lists, meta_crc, body_crc;
 };
 
 // A record's metadata read and checked: its lists onto st, its manifest's
@@ -125,19 +125,31 @@ void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
     if (std::memcmp(h, kMagicJournal, 8) != 0 || crc32c(h, 60) != get_u32(h + 60)) break;
     if (get_u32(h + 8) != kJournalVersion) fail_corrupt(path, "journal record of another version");
     RecordHead r{pos, get_u64(h + 24), get_u64(h + 32), get_u64(h + 40), get_u32(h + 12), get_u32(h + 48),
-                 get_u32(h + 52)};
+                 get_u32(h + 52), get_u32(h + 56)};
     if (get_u64(h + 16) != st.m.generation || r.number != heads.size() + 1) break;
-    // Its header is whole, so the record was durable before it: from here
-    // on, anything wrong is damage.
-    if (r.len % kJournalAlign != 0 || r.len > size - pos || r.meta > r.len || r.meta < kJournalHead ||
+    // Short: the last record, cut by a crash (checked below).
+    if (r.len > size - pos) break;
+    if (r.len % kJournalAlign != 0 || r.meta > r.len || r.meta < kJournalHead ||
         r.parts > (r.meta - kJournalHead) / kJournalEntry || (r.lists >> std::size(kListNames)) != 0)
       fail_corrupt(path + " (record " + std::to_string(r.number) + ")", "journal record has impossible lengths");
-    for (size_t k = 0; k < std::size(kListNames); k++)
-      if (r.lists >> k & 1) last_of[k] = heads.size();
     heads.push_back(r);
     pos += r.len;
   }
+  // Each record was synced before the next was written: only the last can
+  // be torn, and only it is read whole to find out.
+  if (!heads.empty()) {
+    const RecordHead& last = heads.back();
+    std::string body(static_cast<size_t>(last.len - kJournalHead), '\0');
+    read(last.pos + kJournalHead, body.size(), body.data());
+    if (crc32c(body.data(), body.size()) != last.body_crc) {
+      pos = last.pos;
+      heads.pop_back();
+    }
+  }
   if (heads.empty()) return;
+  for (size_t i = 0; i < heads.size(); i++)
+    for (size_t k = 0; k < std::size(kListNames); k++)
+      if (heads[i].lists >> k & 1) last_of[k] = i;
   std::vector<size_t> wanted(last_of.begin(), last_of.end());
   wanted.push_back(heads.size() - 1);
   std::sort(wanted.begin(), wanted.end());
@@ -245,7 +257,7 @@ std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t
     if (p.kind == JournalKind::kList) lists |= 1u << list_number(p.name);
   put_u32(head, lists);
   put_u32(head, crc32c(rec.data() + kJournalHead, meta - kJournalHead));
-  put_u32(head, 0);
+  put_u32(head, crc32c(rec.data() + kJournalHead, rec.size() - kJournalHead));
   put_u32(head, crc32c(head.data(), head.size()));
   std::memcpy(rec.data(), head.data(), kJournalHead);
   return rec;
@@ -268,10 +280,7 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
   // A torn record a crash left: no reader takes it, and the next must follow the last whole one.
   if (size > st.journal_end && ::ftruncate(fd.get(), static_cast<off_t>(st.journal_end)) != 0)
     fail_io(errno, "truncate", path);
-  // The record, then its header: a header on disk vouches for the rest.
-  pwrite_all(fd.get(), std::string(kJournalHead, '\0') + record.substr(kJournalHead), st.journal_end, path);
-  if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
-  pwrite_all(fd.get(), std::string_view(record).substr(0, kJournalHead), st.journal_end, path);
+  pwrite_all(fd.get(), record, st.journal_end, path);
   if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
   if (created) fsync_dir(st.gen_dir);
   st.records++;

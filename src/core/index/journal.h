@@ -5,9 +5,9 @@
 // the whole new manifest (its generation still N), the lists it changed
 // (tombstones, chains, racy documents, term registers, directory records)
 // and the new segments' packs, which readers map from the journal itself.
-// What readers see is MANIFEST, then every valid record in order; the
-// first record that is short or fails its checksum ends the journal (a
-// crash while appending), and the next writer cuts it off before its own.
+// What readers see is MANIFEST, then every valid record in order; a last
+// record that is short or fails its checksum is a crash's (unseen), and
+// the next writer cuts it off before its own.
 // A larger change, a merge or a build writes a full generation as before;
 // segments in an older generation's journal stay there while live.
 //
@@ -16,17 +16,17 @@
 //     u64 generation, u64 record number (1, 2, ... in the file), u64
 //     record length L (a multiple of kJournalAlign), u64 meta length M,
 //     u32 the lists it names (bit i: list i of deleted, appended, racy,
-//     TERMS, DIRS), u32 crc32c of bytes [kJournalHead, M), u32 zero, u32
-//     crc32c of the header's bytes before it;
+//     TERMS, DIRS), u32 crc32c of bytes [kJournalHead, M), u32 crc32c of
+//     bytes [kJournalHead, L), u32 crc32c of the header's bytes before it;
 //   part table: P entries of u32 kind, u32 present (0: the list is gone),
 //     u64 offset from the record's start, u64 length;
 //   the lists and the manifest (up to M), then the packs, each at a
 //     multiple of kJournalAlign (mapped in place; their parts carry their
 //     own checksums); padding is zeros.
-// The writer syncs the record with its header zeroed, then writes and
-// syncs the header: a whole header means a durable record, so a reader
-// reads the headers, then the metadata of the last record and of the last
-// to name each list only, never the packs.
+// A record is synced before the next is written, so only the last can be
+// torn: a reader reads every header, the last record whole (its checksum
+// over L), and then the metadata of the last record and of the last to
+// name each list only; never a pack, nor a list or manifest replaced since.
 #pragma once
 
 #include <cstdint>
