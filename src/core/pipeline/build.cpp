@@ -20,6 +20,7 @@
 #include "pipeline/build.h"
 
 #include "index/journal.h"
+#include "query/collection.h"
 #include "pipeline/compact.h"
 #include "index/segment_format.h"
 #include "index/segment_pack.h"

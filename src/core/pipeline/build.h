@@ -42,6 +42,11 @@ struct RefreshState {
   // The indexers' start, shared with the pipeline: refresh_prepare adds
   // the small last segments they may take in.
   std::shared_ptr<scipis::ResumeState> resume;
+  // The collection those are decoded from, when an indexer first needs
+  // them (one at a time), and what each indexer took in.
+  std::unique_ptr<scipis::Collection> collection;
+  std::mutex absorb_mu;
+  std::vector<std::shared_ptr<const scipis::AbsorbDocs>> absorbed_docs;
 };
 
 struct scipis_build {

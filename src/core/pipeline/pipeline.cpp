@@ -507,7 +507,7 @@ void Pipeline::indexer_loop(int id) {
   const auto& o = cfg_.opts;
   uint64_t budget = cfg_.tfidf_start ? std::min<uint64_t>(cfg_.tfidf_start, o.tfidf_index_size)
                                      : o.tfidf_index_size;
-  std::shared_ptr<const AbsorbDocs> absorb;
+  std::optional<SegmentRef> absorb;
   if (cfg_.resume && static_cast<size_t>(id) < cfg_.resume->indexers.size())
     absorb = cfg_.resume->indexers[static_cast<size_t>(id)].absorb;
   // Room for a segment taken in as a merge makes it: else its documents
@@ -515,7 +515,7 @@ void Pipeline::indexer_loop(int id) {
   // were merged after every refresh.
   if (absorb)
     budget = std::min<uint64_t>(o.tfidf_index_size,
-                                std::max(budget, kMergeTableFactor * segment_bytes(absorb->ref)));
+                                std::max(budget, kMergeTableFactor * segment_bytes(*absorb)));
   TfIdfIndex tf(budget, o.index_depth, sketches_[static_cast<size_t>(id)].get());
   PathIndex paths(o.path_index_size);
   uint64_t next_seq = 0, first_seq = 0;
@@ -584,7 +584,8 @@ void Pipeline::indexer_loop(int id) {
   // Before the first new document: the small last segment's documents,
   // under their own numbers, as a merge would add them.
   auto take_in = [&] {
-    const AbsorbDocs& a = *absorb;
+    const std::shared_ptr<const AbsorbDocs> docs = cfg_.resume->indexers[static_cast<size_t>(id)].absorb_docs();
+    const AbsorbDocs& a = *docs;
     if (a.ref.first_seq + a.docs.size() != next_seq || first_seq != next_seq)
       fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
     next_seq = first_seq = a.ref.first_seq;

@@ -130,7 +130,8 @@ uint64_t absorb_max_bytes(uint32_t split_factor) {
 void refresh_prepare(scipis_build* b) {
   RefreshState& r = *b->refresh;
   // The state the refresh started from, not read again.
-  Collection c(b->dir, r.state);
+  r.collection = std::make_unique<Collection>(b->dir, r.state);
+  Collection& c = *r.collection;
   r.racy.assign(r.current.indexers, {});
   std::string racy;
   if (c.read_list(kRacyFile, racy)) {
@@ -154,19 +155,33 @@ void refresh_prepare(scipis_build* b) {
         segment_bytes(s.ref) > absorb_max_bytes(r.current.split_factor) ||
         first_uncut(r.current, i, j) != j)
       continue;
-    r.resume->indexers[i].absorb = segment_documents(c, s);
-    // Its racy documents stay racy under the new segment's later start.
-    auto& racy = r.racy[i];
-    for (const AbsorbDocs::Doc& d : r.resume->indexers[i].absorb->docs)
-      if (s.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= s.ref.run_started_ns - kRacyNs)
-        racy.push_back(d.info.seq);
-    std::sort(racy.begin(), racy.end());
-    racy.erase(std::unique(racy.begin(), racy.end()), racy.end());
+    r.resume->indexers[i].absorb = s.ref;
+    r.resume->indexers[i].absorb_docs = [&r, &s, i] {
+      std::lock_guard<std::mutex> lk(r.absorb_mu);
+      auto docs = segment_documents(*r.collection, s);
+      r.absorbed_docs[i] = docs;
+      return std::shared_ptr<const AbsorbDocs>(docs);
+    };
   }
+  r.absorbed_docs.assign(r.current.indexers, nullptr);
 }
 
 void refresh_conclude(scipis_build* b) {
   RefreshState& r = *b->refresh;
+  // Racy documents of a segment taken in stay racy under the new segment's
+  // later start.
+  for (uint32_t i = 0; i < r.absorbed_docs.size(); i++) {
+    if (!r.absorbed_docs[i]) continue;
+    const AbsorbDocs& a = *r.absorbed_docs[i];
+    auto& racy = r.racy[i];
+    for (const AbsorbDocs::Doc& d : a.docs)
+      if (a.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= a.ref.run_started_ns - kRacyNs)
+        racy.push_back(d.info.seq);
+    std::sort(racy.begin(), racy.end());
+    racy.erase(std::unique(racy.begin(), racy.end()), racy.end());
+  }
+  r.absorbed_docs.clear();
+  r.collection.reset();
   const Manifest& cur = r.current;
   Manifest& m = b->next;
   uint64_t files = cur.files, bytes = cur.bytes, tokens = cur.total_tokens,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,8 +70,11 @@ struct ResumeState {
     uint32_t segs = 0;  // kept segments 0..segs-1
     uint64_t next_seq = 0, files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
     std::vector<uint8_t> sketch;
-    // Taken in before the first new document, if any comes.
-    std::shared_ptr<const AbsorbDocs> absorb;
+    // A segment taken in before the first new document, if any comes:
+    // its ref, and what decodes its documents then (a refresh that gives
+    // this indexer nothing decodes nothing).
+    std::optional<SegmentRef> absorb;
+    std::function<std::shared_ptr<const AbsorbDocs>()> absorb_docs;
   };
   std::vector<Indexer> indexers;
   std::vector<SegmentRef> kept;
