@@ -73,6 +73,27 @@ TEST(DistinctTerms, EstimateAndMergeMatchThePlainFormulas) {
     a.merge(b);
     EXPECT_EQ(a.registers(), merged) << round;
   }
+  // moved(): whether an add raised a register since the load (a refresh
+  // whose terms moved none keeps the old registers without merging).
+  scipis::DistinctTerms s;
+  for (int i = 0; i < 1000; i++) s.add(rng());
+  scipis::DistinctTerms t;
+  t.load(s.registers());
+  EXPECT_FALSE(t.moved());
+  const std::vector<uint8_t> before = t.registers();
+  int raised = 0;
+  for (int i = 0; i < 100000 && !t.moved(); i++) {
+    const uint64_t h = rng();
+    scipis::DistinctTerms probe;
+    probe.load(t.registers());
+    probe.add(h);
+    raised += probe.registers() != t.registers();
+    EXPECT_EQ(probe.moved(), probe.registers() != t.registers());
+    t.add(h);
+  }
+  EXPECT_TRUE(t.moved());
+  EXPECT_NE(t.registers(), before);
+  EXPECT_EQ(raised, 1);
 }
 
 // A table sized for the terms a merge can meet holds them all (full()

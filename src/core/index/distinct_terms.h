@@ -28,8 +28,13 @@ class DistinctTerms {
     const size_t idx = hash >> (64 - kBits);
     const uint64_t rest = (hash << kBits) | (uint64_t{1} << (kBits - 1));
     const uint8_t rank = static_cast<uint8_t>(__builtin_clzll(rest) + 1);
-    if (rank > reg_[idx]) reg_[idx] = rank;
+    if (rank > reg_[idx]) {
+      reg_[idx] = rank;
+      moved_ = true;
+    }
   }
+  // Whether add raised a register since construction or load.
+  bool moved() const { return moved_; }
   void merge(const DistinctTerms& o) {
     uint8_t* a = reg_.data();
     const uint8_t* b = o.reg_.data();
@@ -48,6 +53,7 @@ class DistinctTerms {
   const std::vector<uint8_t>& registers() const { return reg_; }
   void load(const std::vector<uint8_t>& r) {
     if (r.size() == kRegisters) reg_ = r;
+    moved_ = false;
   }
   uint64_t estimate() const { return estimate(reg_); }
   // The estimate of registers r (kRegisters of them).
@@ -81,6 +87,7 @@ class DistinctTerms {
 
  private:
   std::vector<uint8_t> reg_;
+  bool moved_ = false;
 };
 
 }  // namespace scipis

@@ -121,6 +121,10 @@ std::vector<uint8_t> Pipeline::term_registers() const {
   return all.registers();
 }
 
+bool Pipeline::terms_moved() const {
+  return std::any_of(sketches_.begin(), sketches_.end(), [](const auto& s) { return s->moved(); });
+}
+
 std::vector<SegmentRef> Pipeline::segments() const {
   std::lock_guard<std::mutex> lk(mu_);
   return segments_;

@@ -97,6 +97,8 @@ class Pipeline {
   uint64_t distinct_terms() const;
   // The same sketch's registers, merged over the indexers.
   std::vector<uint8_t> term_registers() const;
+  // Whether any indexer's sketch moved from where it started.
+  bool terms_moved() const;
   const NumaPlan& numa_plan() const { return plan_; }
   // Batches and blocks that crossed from one node's threads to another's:
   // none by design (tests check it).

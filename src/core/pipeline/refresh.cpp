@@ -227,8 +227,15 @@ void refresh_conclude(scipis_build* b) {
   m.total_tokens = tokens + t.tokens;
   m.docs_with_tokens = with_tokens + t.docs_with_tokens;
   m.skipped = r.scope.empty() ? t.skipped.load() : std::max(cur.skipped, t.skipped.load());
-  r.registers = b->pipeline->term_registers();
-  r.registers_unmoved = !r.old_registers.empty() && r.registers == r.old_registers;
+  // The indexers start from the old registers (the first) and zeros: if
+  // no register moved, their merge is the old registers.
+  if (!r.old_registers.empty() && !b->pipeline->terms_moved()) {
+    r.registers = r.old_registers;
+    r.registers_unmoved = true;
+  } else {
+    r.registers = b->pipeline->term_registers();
+    r.registers_unmoved = !r.old_registers.empty() && r.registers == r.old_registers;
+  }
   // Registers no new term moved estimate what they did (the estimate's
   // pass over them was a tenth of a refresh that found nothing to do).
   m.terms = r.registers_unmoved ? cur.terms : DistinctTerms::estimate(r.registers);
