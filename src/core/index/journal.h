@@ -84,9 +84,6 @@ struct CurrentState {
   // Puts the list into another generation's directory, as a link when it
   // is the generation's own file.
   void carry_list(const char* name, const std::string& to_gen) const;
-  bool same_version(const CurrentState& o) const {
-    return m.generation == o.m.generation && records == o.records;
-  }
 };
 
 // Throws SCIPIS_E_NOT_INDEXED without a manifest, a corruption error

@@ -259,10 +259,24 @@ void refresh_conclude(scipis_build* b) {
 
 namespace {
 
+// The lists a refresh's commit writes, encoded once for either kind of
+// commit; empty: the generation has none (or, TERMS and DIRS, keeps its own).
+struct RefreshLists {
+  std::string dead, chains, racy, terms, dirs;
+  explicit RefreshLists(scipis_build* b) {
+    const RefreshState& r = *b->refresh;
+    if (b->next.deleted > 0) dead = encode_deletes(r.dead);
+    if (b->next.chain_links > 0) chains = encode_chains(r.links);
+    if (count_dead(r.racy) > 0) racy = encode_deletes(r.racy);
+    if (!r.registers_unmoved) terms = encode_terms(r.registers);
+    if (b->dirs) dirs = b->dirs->encode(b->rules_id);
+  }
+};
+
 // A small change goes into the journal of the generation it changed
 // (index/journal.h): one record, one file synced. False when it is too
 // large for one (or the journal is full): a new generation then.
-bool commit_to_journal(scipis_build* b) {
+bool commit_to_journal(scipis_build* b, const RefreshLists& l) {
   RefreshState& r = *b->refresh;
   Manifest& m = b->next;
   CurrentState& st = r.state;
@@ -270,25 +284,21 @@ bool commit_to_journal(scipis_build* b) {
   if (!journal_enabled() || st.records >= kJournalMaxRecords ||
       packs.size() != b->pipeline->segments().size())
     return false;
-  const std::string dead = m.deleted > 0 ? encode_deletes(r.dead) : "";
-  const std::string chains = m.chain_links > 0 ? encode_chains(r.links) : "";
-  const std::string racy = count_dead(r.racy) > 0 ? encode_deletes(r.racy) : "";
-  const std::string terms = r.registers_unmoved ? "" : encode_terms(r.registers);
-  const std::string dirs = b->dirs ? b->dirs->encode(b->rules_id) : "";
-  std::vector<JournalPart> lists{{JournalKind::kList, kDeletesFile, !dead.empty(), dead},
-                                 {JournalKind::kList, kChainsFile, !chains.empty(), chains},
-                                 {JournalKind::kList, kRacyFile, !racy.empty(), racy}};
-  if (!r.registers_unmoved) lists.push_back({JournalKind::kList, kTermsFile, true, terms});
-  if (b->dirs) lists.push_back({JournalKind::kList, kDirsFile, true, dirs});
-  uint64_t bytes = 0, pack_bytes = 0;
+  std::vector<JournalPart> lists{{JournalKind::kList, kDeletesFile, !l.dead.empty(), l.dead},
+                                 {JournalKind::kList, kChainsFile, !l.chains.empty(), l.chains},
+                                 {JournalKind::kList, kRacyFile, !l.racy.empty(), l.racy}};
+  if (!r.registers_unmoved) lists.push_back({JournalKind::kList, kTermsFile, true, l.terms});
+  if (b->dirs) lists.push_back({JournalKind::kList, kDirsFile, true, l.dirs});
+  // A bound on the record (a page per pack and for the metadata's table
+  // and manifest at most), checked before anything is laid out.
+  uint64_t bound = kJournalAlign * (packs.size() + 1) + 256 * (m.segments.size() + 4);
   std::vector<uint64_t> sizes;
   for (const auto& p : packs) {
     sizes.push_back(p.bytes.size());
-    pack_bytes += p.bytes.size() + kJournalAlign;
+    bound += p.bytes.size();
   }
-  for (const JournalPart& l : lists) bytes += l.bytes.size();
-  bytes += pack_bytes + 256 * (m.segments.size() + 4);
-  if (bytes > kJournalMaxRecord || st.journal_end + bytes > kJournalMaxBytes) return false;
+  for (const JournalPart& p : lists) bound += p.bytes.size();
+  if (bound > kJournalMaxRecord || st.journal_end + bound > kJournalMaxBytes) return false;
   std::vector<SegmentRef*> placed;
   for (const auto& p : packs) {
     auto it = std::find_if(m.segments.begin(), m.segments.end(), [&](const SegmentRef& s) {
@@ -297,47 +307,49 @@ bool commit_to_journal(scipis_build* b) {
     if (it == m.segments.end()) return false;
     placed.push_back(&*it);
   }
-  // Placed after the metadata, whose manifest's size does not depend on
-  // where they are.
+  // The manifest's size depends on neither where the packs lie nor its
+  // index_bytes: laid out with stand-ins first, then encoded for good.
   for (SegmentRef* s : placed) s->journal_off = s->journal_len = 1;
   m.generation = st.m.generation;
-  uint64_t taken = 0;
-  for (const SegmentRef& s : b->pipeline->absorbed()) taken += segment_bytes(s);
-  m.index_bytes = minus(st.m.index_bytes, taken) + bytes;
-  std::string manifest = m.encode();
   std::vector<JournalPart> parts;
   for (const auto& p : packs) parts.push_back({JournalKind::kPack, "", true, p.bytes});
   parts.insert(parts.end(), lists.begin(), lists.end());
+  std::string manifest = m.encode();
   parts.push_back({JournalKind::kManifest, "", true, manifest});
   const std::vector<uint64_t> at = journal_pack_offsets(st.journal_end, journal_meta_bytes(parts), sizes);
   for (size_t k = 0; k < packs.size(); k++) {
     placed[k]->journal_off = at[k];
     placed[k]->journal_len = sizes[k];
   }
+  // Live bytes: the old index less what the indexers took in, plus the record.
+  uint64_t taken = 0;
+  for (const SegmentRef& s : b->pipeline->absorbed()) taken += segment_bytes(s);
+  const uint64_t record_len =
+      encode_journal_record(m.generation, st.records + 1, st.journal_end, parts).size();
+  m.index_bytes = minus(st.m.index_bytes, taken) + record_len;
   manifest = m.encode();
   parts.back().bytes = manifest;
-  const std::string record = encode_journal_record(m.generation, st.records + 1, st.journal_end, parts);
-  append_journal(st, record);
+  append_journal(st, encode_journal_record(m.generation, st.records + 1, st.journal_end, parts));
   // What the indexers took in is in the new segments now.
   drop_replaced(b->dir, r.current, m);
   return true;
 }
 
-void commit_generation(scipis_build* b) {
+void commit_generation(scipis_build* b, const RefreshLists& l) {
   RefreshState& r = *b->refresh;
   Manifest& m = b->next;
   const std::string& gen = b->cfg.gen_dir;
   mkdir_p(gen);
   for (const auto& p : b->pipeline->deferred_packs()) write_file_durable(p.path, p.bytes);
-  if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(r.dead));
-  if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(r.links));
-  if (count_dead(r.racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(r.racy));
+  if (!l.dead.empty()) write_file_durable(gen + "/" + kDeletesFile, l.dead);
+  if (!l.chains.empty()) write_file_durable(gen + "/" + kChainsFile, l.chains);
+  if (!l.racy.empty()) write_file_durable(gen + "/" + kRacyFile, l.racy);
   // Few new terms move a register: the list is then carried, not written.
   if (r.registers_unmoved) r.state.carry_list(kTermsFile, gen);
-  else write_file_durable(gen + "/" + kTermsFile, encode_terms(r.registers));
+  else write_file_durable(gen + "/" + kTermsFile, l.terms);
   // A walk of part of the tree keeps the records: a directory changed
   // since shows a newer mtime.
-  if (b->dirs) write_dirs(*b, gen);
+  if (b->dirs) write_file_durable(gen + "/" + kDirsFile, l.dirs);
   else r.state.carry_list(kDirsFile, gen);
   // The segments it covers are still there; the new ones have their own.
   copy_side_file(r.current_gen, gen, kGenPathsFile);
@@ -361,7 +373,8 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
                              }),
               v.end());
     }
-    if (!commit_to_journal(b)) commit_generation(b);
+    const RefreshLists lists(b);
+    if (!commit_to_journal(b, lists)) commit_generation(b, lists);
   } else {
     remove_tree(b->cfg.gen_dir);
     // The index stays as it was: only what the walk saw is new. Records the
