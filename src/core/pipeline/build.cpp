@@ -175,7 +175,9 @@ void remove_marks(const PipelineConfig& c) {
 
 void coordinate(scipis_build* b) {
   std::exception_ptr cleaning_error;
-  EngineThread cleaner([b, &cleaning_error] {
+  // Most refreshes leave nothing to clean: no thread woken for it.
+  EngineThread cleaner;
+  if (!b->garbage.empty()) cleaner = EngineThread([b, &cleaning_error] {
     try {
       for (const auto& g : b->garbage)
         remove_tree(g, b->pipeline ? &b->pipeline->stop_flag() : &b->compact->stop);

@@ -247,8 +247,21 @@ void Crawler::run(CrawlWork& work, std::atomic<uint64_t>& skipped) {
         full.append(name);
         if (rules_.done && !rules_.done->empty() && rules_.done->contains(path_key(full))) continue;
         uint32_t append = 0;
-        if (rules_.known && !rules_.known->needs_read(full, dir->fd, cname, via_symlink, &append))
+        uint64_t to_read = kUnknownToRead;
+        if (rules_.known &&
+            !rules_.known->needs_read(full, dir->fd, cname, via_symlink, &append, &to_read))
           continue;
+        if (found_.count_to_read) {
+          if (to_read == kUnknownToRead && !sizes) {
+            // A file the index does not hold: not stat'ed yet.
+            struct statx sx;
+            if (::statx(dir->fd, cname, AT_STATX_DONT_SYNC | (via_symlink ? 0 : AT_SYMLINK_NOFOLLOW),
+                        STATX_SIZE, &sx) == 0)
+              size = sx.stx_size;
+          }
+          found_.to_read.fetch_add(to_read == kUnknownToRead ? size : to_read,
+                                   std::memory_order_relaxed);
+        }
         batch.add(name, via_symlink, size, append);
         if (batch.files.size() == FileBatch::kMaxFiles) {
           if (!send(batch)) {

@@ -87,6 +87,10 @@ struct CrawlCounters {
   std::atomic<bool> done{false};
   std::atomic<bool> paused{false};  // Pipeline::pause: hand out no more files
   bool count_bytes = false;
+  // With count_to_read: what the files handed out have to be read for (an
+  // appended file's growth), as the walk's stat saw them.
+  std::atomic<uint64_t> to_read{0};
+  bool count_to_read = false;
 };
 
 struct DirWork {

@@ -18,6 +18,7 @@
 #include "index/segment_pack.h"
 #include "index/tfidf_index.h"
 #include "pipeline/compact.h"
+#include "pipeline/stages.h"
 #include "util/engine_thread.h"
 #include "util/time_ns.h"
 #include "util/crc32c.h"
@@ -32,8 +33,12 @@ constexpr size_t kIndexerQueue = 4;
 // open: with the readers' batches, some 20 descriptors at most, as a
 // backend's descriptor budget belongs to PostgreSQL (max_files_per_process).
 constexpr size_t kFileBatches = 16;
-// A resumable build flushes between files once its term table is this full.
-constexpr double kResumableFill = 0.9;
+size_t file_batches(size_t nodes) { return std::max<size_t>(4, kFileBatches / nodes); }
+// What a refresh of named files reads on the calling thread at most
+// (Pipeline::walk_here): some milliseconds of one thread's work.
+constexpr uint64_t kHereBytes = 2u << 20;
+// Its read blocks are at least this large (and at most the options' block).
+constexpr uint64_t kHereBlock = 64u << 10;
 }
 
 Pipeline::Pipeline(PipelineConfig cfg)
@@ -57,8 +62,7 @@ Pipeline::Pipeline(PipelineConfig cfg)
   const size_t nodes = plan_.node_count();
   for (size_t n = 0; n < nodes; n++) {
     // The descriptor budget of the batches is shared out over the nodes.
-    files_.push_back(std::make_unique<BoundedQueue<FileBatch>>(
-        std::max<size_t>(4, kFileBatches / nodes), &stop_));
+    files_.push_back(std::make_unique<BoundedQueue<FileBatch>>(file_batches(nodes), &stop_));
     free_indexers_.push_back(std::make_unique<BoundedQueue<int>>(
         static_cast<size_t>(cfg_.opts.indexer_threads), &stop_));
   }
@@ -150,13 +154,6 @@ void Pipeline::place(NumaRole role, int index, int node) {
 void Pipeline::run() {
   const auto& o = cfg_.opts;
   const size_t nodes = plan_.node_count();
-  for (size_t n = 0; n < nodes; n++) {
-    const int node = static_cast<int>(n);
-    pools_.push_back(std::make_unique<BufferPool>(
-        pool_buffers(plan_.on_node(NumaRole::kReader, node).size(),
-                     plan_.on_node(NumaRole::kIndexer, node).size()),
-        o.block_size, &stop_, placer_, plan_.nodes[n]));
-  }
   // A refresh makes only the directories its segments go to (put_segment;
   // one pack each, mostly): a directory is an inode to create and to sync.
   for (int i = 0; i < o.indexer_threads && !cfg_.pack_segments; i++) {
@@ -182,7 +179,31 @@ void Pipeline::run() {
   // A pinned thread stays pinned: the plan's threads are the build's own.
   const bool own = placer_ != nullptr;
   std::vector<EngineThread> crawlers, readers, indexers, writers;
-  for (size_t n = 0; n < nodes; n++)
+  const bool walked = walk_here();
+  if (walked) {
+    const int node = plan_.reader_node[0];
+    found_.count_to_read = true;
+    guard([this, node, &work] {
+      Crawler(cfg_.rules, *files_[static_cast<size_t>(node)], stop_, found_, node)
+          .run(work, totals_.skipped);
+      found_.done.store(!stop_.load() && !paused_.load());
+    })();
+    if (!stop_.load() && found_.to_read.load() <= kHereBytes) {
+      // Blocks the size of what is read, not of a build's: a buffer
+      // under malloc's mapping threshold is neither mapped nor unmapped
+      // (with a shootdown of every thread's TLB) at each refresh.
+      const size_t want = (std::max<uint64_t>(found_.to_read.load(), kHereBlock) + 4095) & ~size_t{4095};
+      cfg_.opts.block_size = std::min(cfg_.opts.block_size, want);
+      pack_limit_ = cfg_.opts.block_size / 4;
+      make_pools();
+      guard([this, node] { run_here(node); })();
+      here_indexers_.clear();
+      here_writer_.reset();
+      return end_run();
+    }
+  }
+  make_pools();
+  for (size_t n = 0; n < nodes && !walked; n++)
     for (size_t k = 0; k < per_node; k++)
       crawlers.emplace_back(guard([this, n, &work, &crawling] {
         const int node = static_cast<int>(n);
@@ -205,10 +226,62 @@ void Pipeline::run() {
   for (auto& t : indexers) t.join();
   to_writer_.close();
   for (auto& t : writers) t.join();
+  end_run();
+}
+
+void Pipeline::end_run() {
   if (error_) std::rethrow_exception(error_);
   if (stop_.load()) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
   if (paused_.load()) fail(SCIPIS_E_CANCELED, "indexing was paused; a resumable build continues it");
 }
+
+void Pipeline::make_pools() {
+  for (size_t n = 0; n < plan_.node_count(); n++) {
+    const int node = static_cast<int>(n);
+    pools_.push_back(std::make_unique<BufferPool>(
+        pool_buffers(plan_.on_node(NumaRole::kReader, node).size(),
+                     plan_.on_node(NumaRole::kIndexer, node).size()),
+        cfg_.opts.block_size, &stop_, placer_, plan_.nodes[n]));
+  }
+}
+
+bool Pipeline::walk_here() const {
+  if (!cfg_.starts || !cfg_.rules.known) return false;
+  // Each named file is a batch: all of them fit in the queue, so the walk
+  // never waits for a reader.
+  if (cfg_.starts->size() > file_batches(plan_.node_count())) return false;
+  return std::all_of(cfg_.starts->begin(), cfg_.starts->end(),
+                     [](const DirWork& w) { return !w.only.empty(); });
+}
+
+void Pipeline::run_here(int node) {
+  here_indexers_.resize(static_cast<size_t>(cfg_.opts.indexer_threads));
+  here_writer_ = std::make_unique<WriterRun>(*this);
+  for (auto& q : files_) q->close();
+  const auto reader = std::find(plan_.reader_node.begin(), plan_.reader_node.end(), node);
+  reader_loop(static_cast<int>(reader - plan_.reader_node.begin()));
+  reading_done_.store(true);
+  for (auto& ix : here_indexers_)
+    if (ix && !stop_.load()) ix->finish();
+  here_writer_->finish();
+}
+
+bool Pipeline::deliver(int indexer, ReadMsg m) {
+  if (!here_writer_) return to_indexer_[static_cast<size_t>(indexer)]->push(std::move(m));
+  auto& run = here_indexers_[static_cast<size_t>(indexer)];
+  // Made when first given work: an indexer given none allocates nothing.
+  if (!run) run = std::make_unique<IndexerRun>(*this, indexer);
+  run->take(m);
+  return true;
+}
+
+bool Pipeline::send_flush(FlushJob job) {
+  if (!here_writer_) return to_writer_.push(std::move(job));
+  here_writer_->take(job);
+  return true;
+}
+
+Pipeline::~Pipeline() = default;
 
 void Pipeline::reader_loop(int id) {
   const int node = plan_.reader_node[static_cast<size_t>(id)];
@@ -360,7 +433,7 @@ void Pipeline::send_pack(OpenPack& p, int node) {
   m.node = node;
   m.buffer = buf;
   m.pack = std::move(p.pack);
-  const bool sent = to_indexer_[static_cast<size_t>(*ix)]->push(std::move(m));
+  const bool sent = deliver(*ix, std::move(m));
   free.push(*ix);
   if (!sent) {
     pool.release(buf);
@@ -421,7 +494,6 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   direct = direct && (::fcntl(fd.get(), F_GETFL) & O_DIRECT);
 
-  auto& q = *to_indexer_[static_cast<size_t>(indexer)];
   ReadMsg begin;
   begin.node = node;
   begin.path.reserve(b.dir->path.size() + 1 + e.name_len);
@@ -431,7 +503,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   const uint64_t start = append ? append->plan.start : 0;
   const uint64_t old_size = append ? append->old_size : 0;
   begin.append = std::move(append);
-  if (!q.push(std::move(begin))) return;
+  if (!deliver(indexer, std::move(begin))) return;
 
   // The file is read as it was when opened: growth after that is not read.
   const uint64_t limit = static_cast<uint64_t>(st.st_size);
@@ -489,7 +561,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
     blk.buffer = buf;
     blk.data = data;
     blk.len = cut;
-    if (!q.push(std::move(blk))) {
+    if (!deliver(indexer, std::move(blk))) {
       pool.release(buf);
       return;
     }
@@ -499,305 +571,9 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   end.node = node;
   end.size = off;
   end.tail = tail.value();
-  q.push(std::move(end));
+  deliver(indexer, std::move(end));
   totals_.bytes += off > old_size ? off - old_size : 0;
   totals_.bytes_read += off - start;
 }
 
-void Pipeline::indexer_loop(int id) {
-  const int node = plan_.indexer_node[static_cast<size_t>(id)];
-  // Before the term table and arena are mapped: they come from this node.
-  place(NumaRole::kIndexer, id, node);
-  const auto& o = cfg_.opts;
-  uint64_t budget = cfg_.tfidf_start ? std::min<uint64_t>(cfg_.tfidf_start, o.tfidf_index_size)
-                                     : o.tfidf_index_size;
-  std::optional<SegmentRef> absorb;
-  if (cfg_.resume && static_cast<size_t>(id) < cfg_.resume->indexers.size())
-    absorb = cfg_.resume->indexers[static_cast<size_t>(id)].absorb;
-  // Room for a segment taken in as a merge makes it: else its documents
-  // alone filled a refresh's small table, and the two segments written
-  // were merged after every refresh.
-  if (absorb)
-    budget = std::min<uint64_t>(o.tfidf_index_size,
-                                std::max(budget, kMergeTableFactor * segment_bytes(*absorb)));
-  TfIdfIndex tf(budget, o.index_depth, sketches_[static_cast<size_t>(id)].get());
-  PathIndex paths(o.path_index_size);
-  uint64_t next_seq = 0, first_seq = 0;
-  uint32_t seg_no = 0;
-  // This indexer's complete files so far, for the marks; in_doc: a file's
-  // tokens are being added and its record is not yet.
-  uint64_t my_files = 0, my_bytes = 0, my_tokens = 0, my_with_tokens = 0;
-  bool in_doc = false;
-  if (cfg_.resume && static_cast<size_t>(id) < cfg_.resume->indexers.size()) {
-    const auto& r = cfg_.resume->indexers[static_cast<size_t>(id)];
-    seg_no = r.segs;
-    next_seq = first_seq = r.next_seq;
-    my_files = r.files;
-    my_bytes = r.bytes;
-    my_tokens = r.tokens;
-    my_with_tokens = r.docs_with_tokens;
-  }
-  std::string cur_path;
-  DocInfo cur{};
-  std::unique_ptr<AppendRead> cur_append;
-  uint32_t since_check = 0;
-  constexpr size_t kBatch = 512;
-  TermKey batch[kBatch];
-  uint32_t counts[kBatch];
-  // Made at the first file: an indexer a small refresh gives nothing
-  // clears neither.
-  std::unique_ptr<BlockCounter> counter_mem;
-  std::unique_ptr<ScanScratch> scratch;
-
-  auto flush = [&] {
-    FlushJob job;
-    job.ref.indexer = static_cast<uint32_t>(id);
-    job.ref.seg = seg_no++;
-    job.ref.first_seq = first_seq;
-    job.ref.docs = paths.count();
-    if (cfg_.marks) {
-      job.partial = in_doc;
-      job.next_seq = next_seq;
-      job.files = my_files;
-      job.bytes = my_bytes;
-      job.tokens = my_tokens;
-      job.docs_with_tokens = my_with_tokens;
-      job.sketch = sketches_[static_cast<size_t>(id)]->registers();
-    }
-    {
-      std::lock_guard<std::mutex> lk(spare_mu_);
-      auto& spares = spare_buffers_[static_cast<size_t>(node)];
-      if (!spares.empty()) {
-        job.tf_data = std::move(spares.back().tf_data);
-        job.tf_meta = std::move(spares.back().tf_meta);
-        spares.pop_back();
-      }
-    }
-    tf.serialise(o.split_factor, job.tf_data, job.tf_meta, &paths);
-    paths.serialise(o.split_factor, job.file_data, job.file_meta, &job.path_trigrams);
-    size_t file_bytes = job.file_data.capacity() + job.path_trigrams.capacity();
-    for (const auto& m : job.file_meta) file_bytes += m.capacity();
-    job.file_bytes.set(file_bytes);
-    budget = std::min<uint64_t>(4 * budget, o.tfidf_index_size);
-    tf.clear(budget);
-    paths.clear();
-    first_seq = next_seq;
-    if (!to_writer_.push(std::move(job))) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
-  };
-
-  // Before the first new document: the small last segment's documents,
-  // under their own numbers, as a merge would add them.
-  auto take_in = [&] {
-    const std::shared_ptr<const AbsorbDocs> docs = cfg_.resume->indexers[static_cast<size_t>(id)].absorb_docs();
-    const AbsorbDocs& a = *docs;
-    if (a.ref.first_seq + a.docs.size() != next_seq || first_seq != next_seq)
-      fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
-    next_seq = first_seq = a.ref.first_seq;
-    for (const AbsorbDocs::Doc& d : a.docs) {
-      if (d.info.seq != next_seq) fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
-      next_seq++;  // as a new document's begins: a flush inside it is continued
-      for (const auto& [term, n] : d.terms) {
-        tf.add(TermKey::of(a.names[term]), d.info.seq, n);
-        if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
-      }
-      paths.add(d.info, d.path);
-      if (paths.full() || tf.full()) flush();
-    }
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      absorbed_.push_back(a.ref);
-    }
-    absorb.reset();
-  };
-
-  // Tokens are counted in the block counter first; its distinct terms then
-  // reach the index in batches whose lookups are worked ahead
-  // (TfIdfIndex::add_batch), so that their misses overlap. readable: the
-  // bytes from data on that may be read (the rest of the pool buffer).
-  auto index_bytes = [&](unsigned char* data, size_t len, size_t readable) {
-    if (!scratch) {
-      counter_mem = std::make_unique<BlockCounter>();
-      // Written before it is read: no 330 KiB zeroed per indexer and refresh.
-      scratch = std::make_unique_for_overwrite<ScanScratch>();
-    }
-    BlockCounter& counter = *counter_mem;
-    const char* base = reinterpret_cast<const char*>(data);
-    auto drain = [&] {
-      size_t batched = 0;
-      auto add_batch = [&] {
-        tf.add_batch(batch, counts, batched, cur.seq, [&] {
-          if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
-        });
-        batched = 0;
-      };
-      counter.drain(base, [&](const char* s, size_t n, uint64_t pre, uint32_t count) {
-        batch[batched] = TermKey{s, n, pre, token_hash(s, n, pre), nullptr, 0};
-        counts[batched++] = count;
-        if (batched == kBatch) add_batch();
-      });
-      add_batch();
-    };
-    uint64_t tokens = 0;
-    tokenizer_.tokenize_block(data, len, readable, *scratch, [&](BlockToken* t, size_t nt) {
-      counter.add_tokens(base, t, nt, drain);
-      tokens += nt;
-    });
-    drain();
-    cur.tokens += tokens;
-  };
-
-  auto& q = *to_indexer_[static_cast<size_t>(id)];
-  while (auto m = q.pop()) {
-    if (m->node != node) cross_node_++;
-    BufferPool& pool = *pools_[static_cast<size_t>(m->node)];
-    switch (m->kind) {
-      case ReadMsg::kBegin:
-        if (absorb) take_in();
-        cur = DocInfo::of(next_seq++, 0, m->attrs);
-        cur_path = std::move(m->path);
-        cur_append = std::move(m->append);
-        in_doc = true;
-        break;
-      case ReadMsg::kBlock:
-        index_bytes(m->data, m->len,
-                    static_cast<size_t>(m->buffer + pool.buffer_bytes() - m->data));
-        pool.release(m->buffer);
-        break;
-      case ReadMsg::kEnd:
-        cur.size = m->size;
-        cur.tail = m->tail;
-        paths.add(cur, cur_path);
-        in_doc = false;
-        if (cur_append) {
-          // A link: the file is counted already; its length grows by the
-          // link's tokens less the piece it counts again.
-          const AppendRead& a = *cur_append;
-          const uint64_t again = std::min<uint64_t>(a.plan.retract.empty() ? 0 : 1, cur.tokens);
-          const uint64_t chain = a.chain_tokens + cur.tokens - again;
-          totals_.tokens += cur.tokens - again;
-          if (a.chain_tokens == 0 && chain > 0) totals_.docs_with_tokens++;
-          {
-            std::lock_guard<std::mutex> lk(mu_);
-            links_.push_back(ChainLink{DocId{static_cast<uint32_t>(id), cur.seq}, a.root, chain,
-                                       again ? a.plan.retract : std::string()});
-          }
-          cur_append.reset();
-          if (paths.full() || tf.full()) flush();
-          break;
-        }
-        my_files++;
-        my_bytes += cur.size;
-        my_tokens += cur.tokens;
-        my_with_tokens += cur.tokens != 0;
-        totals_.files++;
-        totals_.tokens += cur.tokens;
-        if (cur.tokens) totals_.docs_with_tokens++;
-        if (paths.full() || tf.full() || (cfg_.marks && tf.nearly_full(kResumableFill))) flush();
-        break;
-      case ReadMsg::kFiles: {
-        // Each packed file is a document, as if it had come as Begin, one
-        // block, End; the shared totals are added to once per pack.
-        const FilePack& pack = *m->pack;
-        unsigned char* area = pool.read_area(m->buffer);
-        const unsigned char* end = m->buffer + pool.buffer_bytes();
-        uint64_t tokens = 0, with_tokens = 0;
-        if (absorb) take_in();
-        for (const PackedFile& f : pack.files) {
-          cur = DocInfo::of(next_seq++, f.len, f.attrs);
-          in_doc = true;
-          if (f.len) index_bytes(area + f.off, f.len, static_cast<size_t>(end - (area + f.off)));
-          paths.add(cur, std::string_view(pack.paths).substr(f.path_off, f.path_len));
-          in_doc = false;
-          my_files++;
-          my_bytes += cur.size;
-          my_tokens += cur.tokens;
-          my_with_tokens += cur.tokens != 0;
-          tokens += cur.tokens;
-          with_tokens += cur.tokens != 0;
-          if (paths.full() || tf.full() || (cfg_.marks && tf.nearly_full(kResumableFill))) flush();
-        }
-        totals_.files += pack.files.size();
-        totals_.tokens += tokens;
-        totals_.docs_with_tokens += with_tokens;
-        pool.release(m->buffer);
-        break;
-      }
-    }
-  }
-  if (stop_.load()) return;
-  if (!tf.empty() || !paths.empty()) flush();
-}
-
-void Pipeline::writer_loop(int id) {
-  place(NumaRole::kWriter, id, plan_.writer_node[static_cast<size_t>(id)]);
-  // fsyncs wait for the end of the build: after the first one has committed
-  // the file system journal holding every new inode, the rest are cheap.
-  std::vector<std::string> written;
-  // A resumable build's marks go out in groups, at most one a second, each
-  // after the files of its segments are durable: a stop loses at most the
-  // last second's segments, and fsyncs stay few. The first segment's goes
-  // out at once: a build stopped in its first second keeps it too.
-  std::vector<std::string> unsynced;
-  std::vector<std::pair<std::string, SegmentMark>> pending;
-  auto last_marks = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-  auto put = [&](const std::string& path, std::string_view data) {
-    write_file_durable(path, data, false);
-    written.push_back(path);
-    if (cfg_.marks) unsynced.push_back(path);
-  };
-  auto write_marks = [&] {
-    for (const auto& path : unsynced) fsync_file(path);
-    unsynced.clear();
-    for (const auto& [path, mark] : pending) {
-      write_file_durable(path, mark.encode(), false);
-      written.push_back(path);
-      if (cfg_.stop_after_marks && ++marks_written_ >= cfg_.stop_after_marks) stop();
-    }
-    pending.clear();
-    last_marks = std::chrono::steady_clock::now();
-  };
-  while (auto job = to_writer_.pop()) {
-    const std::string fdir = cfg_.gen_dir + "/" + file_dir(job->ref.indexer) + "/";
-    SegmentParts parts{job->tf_data.view(), {}, job->file_data, {}, job->path_trigrams};
-    for (const auto& m : job->tf_meta) parts.tf_meta.push_back(m.view());
-    for (const auto& m : job->file_meta) parts.file_meta.push_back(m);
-    put_segment(cfg_.gen_dir, parts, cfg_.pack_segments, &job->ref,
-                [&](const std::string& path, std::string_view data) {
-                  if (!cfg_.defer_packs || !job->ref.packed) return put(path, data);
-                  std::lock_guard<std::mutex> lk(mu_);
-                  deferred_.push_back({job->ref.indexer, job->ref.seg, path, std::string(data)});
-                });
-    if (cfg_.marks) {
-      SegmentMark mark;
-      mark.ref = job->ref;
-      mark.partial = job->partial;
-      mark.next_seq = job->next_seq;
-      mark.files = job->files;
-      mark.bytes = job->bytes;
-      mark.tokens = job->tokens;
-      mark.docs_with_tokens = job->docs_with_tokens;
-      mark.sketch = std::move(job->sketch);
-      pending.emplace_back(fdir + seg_mark(job->ref.seg), std::move(mark));
-      if (cfg_.stop_after_marks ||
-          std::chrono::steady_clock::now() - last_marks >= std::chrono::seconds(1))
-        write_marks();
-    }
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      segments_.push_back(job->ref);
-    }
-    // Back to the flushing indexer's node, whose memory they are.
-    const int node = plan_.indexer_node[job->ref.indexer];
-    std::lock_guard<std::mutex> lk(spare_mu_);
-    auto& spares = spare_buffers_[static_cast<size_t>(node)];
-    if (spares.size() < plan_.on_node(NumaRole::kIndexer, node).size())
-      spares.push_back(FlushBuffers{std::move(job->tf_data), std::move(job->tf_meta)});
-  }
-  // Stopped or paused: what is written is kept for a resume.
-  if ((stop_.load() || paused_.load()) && !pending.empty() && !cfg_.stop_after_marks) write_marks();
-  for (const auto& path : written) {
-    if (stop_.load(std::memory_order_relaxed)) return;
-    fsync_file(path);
-  }
-}
 }  // namespace scipis

@@ -25,6 +25,9 @@
 
 namespace scipis {
 
+// A resumable build flushes between files once its term table is this full.
+constexpr double kResumableFill = 0.9;
+
 struct PipelineConfig {
   std::string root;
   std::string gen_dir;  // where this build's segments go
@@ -58,6 +61,7 @@ struct PipelineTotals {
 class Pipeline {
  public:
   explicit Pipeline(PipelineConfig cfg);
+  ~Pipeline();
   // The most memory the engine's account (util/mem_account.h) can hold
   // for a build with these options (threads resolved), whatever the
   // collection's size.
@@ -126,8 +130,26 @@ class Pipeline {
   // and, when unchanged, only what follows read (true); false: read it whole.
   bool read_appended(Fd& fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
                      int node);
+  // An indexer's and a writer's state and work (indexer.cpp, writer.cpp).
+  class IndexerRun;
+  class WriterRun;
   void indexer_loop(int id);
   void writer_loop(int id);
+  // Reader -> indexer and indexer -> writer: queued to their threads, or,
+  // when this thread runs every stage (run_here), taken at once. False
+  // when the build stopped first.
+  bool deliver(int indexer, ReadMsg m);
+  bool send_flush(FlushJob job);
+  // A refresh of a few named files walks them on the calling thread; what
+  // the walk handed out is then read, indexed and written there too when
+  // it is this little (bytes to read): starting, feeding and joining the
+  // stages' threads cost more than the work.
+  bool walk_here() const;
+  void run_here(int node);
+  // The readers' buffers, of cfg_.opts.block_size, per node of the plan.
+  void make_pools();
+  // Throws what ended the run early, if anything did.
+  void end_run();
   void record_error(std::exception_ptr e);
 
   PipelineConfig cfg_;
@@ -151,6 +173,9 @@ class Pipeline {
   std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
   BoundedQueue<FlushJob> to_writer_;
   std::vector<std::unique_ptr<DistinctTerms>> sketches_;  // one per indexer
+  // Set while run_here runs the indexers and the writer on this thread.
+  std::vector<std::unique_ptr<IndexerRun>> here_indexers_;
+  std::unique_ptr<WriterRun> here_writer_;
   mutable std::mutex mu_;
   std::vector<SegmentRef> segments_;
   std::vector<DeferredPack> deferred_;  // under mu_ while writers run

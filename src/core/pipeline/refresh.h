@@ -42,6 +42,8 @@ struct KnownFile {
 // read them may have been written again within one tick of the file
 // system's coarse clock, keeping every attribute: they are read again.
 constexpr int64_t kRacyNs = 100 * 1000 * 1000;
+// RefreshCatalog::needs_read's *to_read when it did not stat the file.
+constexpr uint64_t kUnknownToRead = UINT64_MAX;
 // Documents a compaction merged that were racy in their own segments (a
 // merged segment has one run start): read again by the next refresh.
 // Tombstone file format (index/deletes.h).
@@ -60,8 +62,10 @@ class RefreshCatalog {
   // *append is set (to the file's entry plus one) when it has the same
   // inode, grew and is large enough that reading only what it appended
   // may pay (pipeline/append.h): the reader decides, by resolve_append().
+  // *to_read, when the file was stat'ed (it is held) and must be read: its
+  // size, or what it grew by when *append is set.
   bool needs_read(const std::string& path, int dirfd, const char* name, bool via_symlink,
-                  uint32_t* append);
+                  uint32_t* append, uint64_t* to_read);
   // Set before load: the files are also found by their directory.
   bool by_dir = false;
   // A directory the walk does not list: its files are as the index holds

@@ -156,7 +156,7 @@ void RefreshCatalog::load(Collection& c, const std::vector<std::string>& scope,
 }
 
 bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* name,
-                                bool via_symlink, uint32_t* append) {
+                                bool via_symlink, uint32_t* append, uint64_t* to_read) {
   *append = 0;
   auto it = index_.find(path_key(path));
   if (it == index_.end()) {
@@ -180,8 +180,10 @@ bool RefreshCatalog::needs_read(const std::string& path, int dirfd, const char* 
   if (!same && k.tail != 0 && sx.stx_ino == k.ino && sx.stx_size > k.size &&
       k.size >= append_min_bytes()) {
     *append = it->second + 1;  // the reader checks its old end
+    *to_read = sx.stx_size - k.size;
     return true;
   }
+  *to_read = sx.stx_size;
   state_[it->second].store(same ? kSame : kChanged, std::memory_order_relaxed);
   if (!same) changed_.fetch_add(1, std::memory_order_relaxed);
   return !same;

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -127,7 +128,12 @@ void start_blocked(F&& f) {
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> tasks_started{0};
+}  // namespace
+
 EngineThread::EngineThread(std::function<void()> fn, bool own) : job_(std::make_shared<EngineJob>()) {
+  tasks_started.fetch_add(1, std::memory_order_relaxed);
   if (own) {
     auto job = job_;
     start_blocked([fn = std::move(fn), job]() mutable {
@@ -177,6 +183,8 @@ void EngineThread::join() {
   lk.unlock();
   job_.reset();
 }
+
+uint64_t engine_tasks_started() { return tasks_started.load(); }
 
 size_t engine_threads_idle() {
   std::lock_guard<std::mutex> lk(pool().mu);

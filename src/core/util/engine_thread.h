@@ -6,6 +6,7 @@
 // asks for a thread of its own.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -30,5 +31,7 @@ class EngineThread {
 
 // Threads idle in the pool now (tests).
 size_t engine_threads_idle();
+// Tasks given to engine threads so far, kept or own (tests).
+uint64_t engine_tasks_started();
 
 }  // namespace scipis

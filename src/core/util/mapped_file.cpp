@@ -12,6 +12,17 @@
 
 namespace scipis {
 
+namespace {
+// Files and ranges of at most this many bytes are read, not mapped.
+constexpr uint64_t kReadAtMost = 64u << 10;
+}  // namespace
+
+MappedFile::MappedFile(std::string path, int fd, uint64_t from, size_t n)
+    : path_(std::move(path)), p_(nullptr), n_(n), read_(new char[n]) {
+  pread_exact(fd, read_.get(), n, from, path_);
+  p_ = read_.get();
+}
+
 std::shared_ptr<const MappedFile> MappedFile::map(const std::string& path, const uint64_t* expect,
                                                   uint64_t off, uint64_t len) {
   const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -31,12 +42,16 @@ std::shared_ptr<const MappedFile> MappedFile::map(const std::string& path, const
     if (off > size || len > size - off) fail_corrupt(path, "file is shorter than the manifest says");
     const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     const uint64_t from = off / page * page;
+    if (off + len - from <= kReadAtMost)
+      return std::shared_ptr<const MappedFile>(new MappedFile(path, fd.get(), from, static_cast<size_t>(off + len - from)));
     void* p = ::mmap(nullptr, static_cast<size_t>(off + len - from), PROT_READ, MAP_SHARED, fd.get(),
                      static_cast<off_t>(from));
     if (p == MAP_FAILED) fail_io(errno, "mmap", path);
     return std::shared_ptr<const MappedFile>(new MappedFile(path, p, static_cast<size_t>(off + len - from)));
   }
   if (size == 0) return std::shared_ptr<const MappedFile>(new MappedFile(path, nullptr, 0));
+  if (size <= kReadAtMost)
+    return std::shared_ptr<const MappedFile>(new MappedFile(path, fd.get(), 0, static_cast<size_t>(size)));
   // The descriptor is not needed once mapped.
   void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd.get(), 0);
   if (p == MAP_FAILED) fail_io(errno, "mmap", path);
@@ -67,7 +82,7 @@ std::shared_ptr<const MappedFile> MappedFile::slice(std::shared_ptr<const Mapped
 }
 
 MappedFile::~MappedFile() {
-  if (p_ && !whole_) ::munmap(const_cast<void*>(p_), n_);
+  if (p_ && !whole_ && !read_) ::munmap(const_cast<void*>(p_), n_);
 }
 
 }  // namespace scipis

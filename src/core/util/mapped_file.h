@@ -2,6 +2,9 @@
 // by every backend that maps it, and are not copied into any of them.
 // Segment files are never changed once the manifest names them (a new
 // generation writes new files), so a mapping stays valid while it is held.
+// A small file (or range) is read into memory instead: mapping, faulting
+// and unmapping it, with a shootdown of every thread's TLB, cost more
+// than the copy.
 #pragma once
 
 #include <cstdint>
@@ -35,12 +38,15 @@ class MappedFile {
 
  private:
   MappedFile(std::string path, const void* p, size_t n) : path_(std::move(path)), p_(p), n_(n) {}
+  // Bytes [from, from + n) of fd read into memory.
+  MappedFile(std::string path, int fd, uint64_t from, size_t n);
   static std::shared_ptr<const MappedFile> map(const std::string& path, const uint64_t* expect,
                                                uint64_t off = 0, uint64_t len = 0);
   std::string path_;
   const void* p_;
   size_t n_;
   std::shared_ptr<const MappedFile> whole_;  // a slice's; it maps nothing itself
+  std::unique_ptr<char[]> read_;  // a small file's bytes: nothing mapped
 };
 
 }  // namespace scipis

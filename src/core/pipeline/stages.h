@@ -1,0 +1,92 @@
+// The state an indexer and a writer keep while they work (indexer.cpp,
+// writer.cpp): on threads of their own fed by queues, or all on the thread
+// of a small refresh (Pipeline::run_here).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "index/block_counter.h"
+#include "index/path_index.h"
+#include "index/tfidf_index.h"
+#include "pipeline/pipeline.h"
+
+namespace scipis {
+
+class Pipeline::IndexerRun {
+ public:
+  IndexerRun(Pipeline& p, int id);
+  void take(ReadMsg& m);
+  // What is indexed and not yet flushed goes to the writers.
+  void finish() {
+    if (!tf_.empty() || !paths_.empty()) flush(true);
+  }
+
+ private:
+  static uint64_t first_budget(const Pipeline& p, int id);
+  // last: nothing follows, so the tables are not cleared (nor grown) for more.
+  void flush(bool last = false);
+  void take_in();
+  void index_bytes(unsigned char* data, size_t len, size_t readable);
+  void add_counted(const char* base);
+  void done_file();
+
+  Pipeline& p_;
+  const int id_;
+  const int node_;
+  const scipis_options& o_;
+  uint64_t budget_;
+  std::optional<SegmentRef> absorb_;
+  TfIdfIndex tf_;
+  PathIndex paths_;
+  uint64_t next_seq_ = 0, first_seq_ = 0;
+  uint32_t seg_no_ = 0;
+  // This indexer's complete files so far, for the marks; in_doc: a file's
+  // tokens are being added and its record is not yet.
+  uint64_t my_files_ = 0, my_bytes_ = 0, my_tokens_ = 0, my_with_tokens_ = 0;
+  bool in_doc_ = false;
+  std::string cur_path_;
+  DocInfo cur_{};
+  std::unique_ptr<AppendRead> cur_append_;
+  uint32_t since_check_ = 0;
+  static constexpr size_t kBatch = 512;
+  TermKey batch_[kBatch];
+  uint32_t counts_[kBatch];
+  // Made at the first file: an indexer a small refresh gives nothing
+  // clears neither.
+  std::unique_ptr<BlockCounter> counter_;
+  std::unique_ptr<ScanScratch> scratch_;
+};
+
+class Pipeline::WriterRun {
+ public:
+  explicit WriterRun(Pipeline& p) : p_(p), cfg_(p.cfg_) {}
+  void take(FlushJob& job);
+  // Stopped or paused: what is written is kept for a resume. Else every
+  // file written is synced.
+  void finish();
+
+ private:
+  void put(const std::string& path, std::string_view data);
+  void write_marks();
+
+  Pipeline& p_;
+  const PipelineConfig& cfg_;
+  // fsyncs wait for the end of the build: after the first one has committed
+  // the file system journal holding every new inode, the rest are cheap.
+  std::vector<std::string> written_;
+  // A resumable build's marks go out in groups, at most one a second, each
+  // after the files of its segments are durable: a stop loses at most the
+  // last second's segments, and fsyncs stay few. The first segment's goes
+  // out at once: a build stopped in its first second keeps it too.
+  std::vector<std::string> unsynced_;
+  std::vector<std::pair<std::string, SegmentMark>> pending_;
+  std::chrono::steady_clock::time_point last_marks_ =
+      std::chrono::steady_clock::now() - std::chrono::seconds(1);
+};
+
+}  // namespace scipis

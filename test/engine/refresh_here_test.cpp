@@ -1,0 +1,150 @@
+// A refresh of a few named files that reads little runs every stage on its
+// own thread (Pipeline::run_here): no crawler, reader, indexer or writer
+// thread is started. Larger ones start them as before. Either way every
+// answer equals the oracle's, and an error on the way fails the refresh
+// and leaves the index as it was.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "index/manifest.h"
+#include "index/segment_format.h"
+#include "refresh_util.h"
+#include "test_util.h"
+#include "util/bytes.h"
+#include "util/engine_thread.h"
+
+namespace fs = std::filesystem;
+using namespace refresh_util;
+
+namespace {
+
+void append(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::app | std::ios::binary) << bytes;
+}
+
+// Engine tasks a refresh of paths started (the refresh's own included).
+uint64_t tasks_of(const std::string& dir, const std::string& root, const scipis_options& o,
+                  const std::vector<std::string>& paths, scipis_build_stats* st) {
+  scipis_error err;
+  const uint64_t before = scipis::engine_tasks_started();
+  EXPECT_EQ(refresh(dir, root, o, paths, st, &err), 0) << err.message;
+  return scipis::engine_tasks_started() - before;
+}
+
+}  // namespace
+
+TEST(RefreshHere, FewNamedFilesRunOnTheRefreshThread) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(41);
+  const std::string big = root + "/big.log";
+  testutil::write(big, lines(rng, 200 << 10));
+  for (int i = 0; i < 20; i++) testutil::write(root + "/f" + std::to_string(i), lines(rng, 3000));
+  fs::create_directories(root + "/d");
+  // Small tables and blocks: the files read on the refresh's thread flush
+  // several segments and are read in many blocks.
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+
+  // An append, a rewrite, a delete and a new file: the refresh's one task.
+  append(big, lines(rng, 2000) + " w1");
+  testutil::write(root + "/f1", lines(rng, 5000));
+  fs::remove(root + "/f2");
+  testutil::write(root + "/n1", lines(rng, 100 << 10));
+  settle();
+  EXPECT_EQ(tasks_of(dir, root, o, {big, root + "/f1", root + "/f2", root + "/n1"}, &st), 1u);
+  EXPECT_EQ(st.files_appended, 1u);
+  EXPECT_EQ(st.files_changed, 1u);
+  EXPECT_EQ(st.files_deleted, 1u);
+  EXPECT_EQ(st.files_added, 1u);
+  check(dir, root, "on the refresh's thread");
+  // Nothing changed: one task again, nothing read.
+  EXPECT_EQ(tasks_of(dir, root, o, {big, root + "/n1"}, &st), 1u);
+  EXPECT_EQ(st.bytes_read, 0u);
+
+  // More to read than run_here takes: the stages' threads.
+  testutil::write(root + "/n2", lines(rng, 3u << 20));
+  settle();
+  EXPECT_GT(tasks_of(dir, root, o, {root + "/n2"}, &st), 3u);
+  EXPECT_EQ(st.files_added, 1u);
+  check(dir, root, "a large named file");
+  // More named files than the walk's queue holds, and a directory: the
+  // stages' threads.
+  std::vector<std::string> many;
+  for (int i = 3; i < 20; i++) {
+    many.push_back(root + "/f" + std::to_string(i));
+    testutil::write(many.back(), lines(rng, 2000));
+  }
+  settle();
+  EXPECT_GT(tasks_of(dir, root, o, many, &st), 3u);
+  EXPECT_EQ(st.files_changed, many.size());
+  check(dir, root, "many named files");
+  testutil::write(root + "/d/x", lines(rng, 2000));
+  settle();
+  EXPECT_GT(tasks_of(dir, root, o, {root + "/d"}, &st), 3u);
+  EXPECT_EQ(st.files_added, 1u);
+  check(dir, root, "a named directory");
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+TEST(RefreshHere, DamageMetOnTheRefreshThreadFailsIt) {
+  NoJournal whole_generations;
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(43);
+  const std::string big = root + "/big.log";
+  testutil::write(big, lines(rng, 64 << 10));
+  for (int i = 0; i < 40; i++) {
+    std::string text;
+    for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
+    testutil::write(root + "/o" + std::to_string(i), text);
+  }
+  const scipis_options o = one_segment_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  append(big, lines(rng, 300));
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {big}, &st, &err), 0) << err.message;
+  ASSERT_EQ(st.segments, 2u);
+  // The small segment the next append's refresh takes in: its dictionaries
+  // (whose postings a one-document segment holds inline) harmed, which
+  // only the take-in reads.
+  std::string pack;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().extension() == ".pack") pack = e.path().string();
+  ASSERT_FALSE(pack.empty());
+  const std::string orig = testutil::read(pack);
+  std::string bad = orig;
+  for (int part = 1; part <= o.split_factor; part++) {
+    const auto* t = reinterpret_cast<const unsigned char*>(orig.data()) + scipis::kHeaderSize + 16 * part;
+    const uint64_t off = scipis::get_u64(t), len = scipis::get_u64(t + 8);
+    ASSERT_LE(off + len, orig.size());
+    for (uint64_t at = off + scipis::kHeaderSize; at < off + len; at++) bad[at] ^= 0x21;
+  }
+  testutil::write(pack, bad);
+  const std::string manifest = testutil::read(scipis::manifest_path(dir));
+  append(big, lines(rng, 300) + " w1");
+  settle();
+  const uint64_t before = scipis::engine_tasks_started();
+  EXPECT_NE(refresh(dir, root, o, {big}, &st, &err), 0);
+  EXPECT_EQ(scipis::engine_tasks_started() - before, 1u);
+  EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
+  EXPECT_NE(std::string(err.message).find(pack), std::string::npos) << err.message;
+  EXPECT_EQ(testutil::read(scipis::manifest_path(dir)), manifest);
+  // Mended, the next refresh reads the append.
+  testutil::write(pack, orig);
+  ASSERT_EQ(refresh(dir, root, o, {big}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_appended, 1u);
+  check(dir, root, "mended");
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
