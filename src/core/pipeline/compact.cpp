@@ -175,9 +175,10 @@ void sort_by_seq(std::vector<Fwd>& v) {
 }
 
 // Writes one flush of an indexer's merge as segment seg of gen.
+// defer: a pack is kept there (under mu), not written.
 SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg, uint64_t first_seq,
                          TfIdfIndex& tf, PathIndex& paths, int split_factor, uint64_t& budget,
-                         uint64_t max_budget) {
+                         uint64_t max_budget, std::vector<DeferredPack>* defer, std::mutex* mu) {
   OutBuffer tf_data;
   std::vector<OutBuffer> tf_meta;
   std::string file_data, trigrams;
@@ -194,8 +195,11 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
   for (const auto& m : tf_meta) parts.tf_meta.push_back(m.view());
   for (const auto& m : file_meta) parts.file_meta.push_back(m);
   // A merge of small segments (the refreshes' tail) stays one file.
-  put_segment(gen, parts, true, &r,
-              [](const std::string& path, std::string_view data) { write_file_durable(path, data); });
+  put_segment(gen, parts, true, &r, [&](const std::string& path, std::string_view data) {
+    if (!defer || !r.packed) return write_file_durable(path, data);
+    std::lock_guard<std::mutex> lk(*mu);
+    defer->push_back({indexer, seg, path, std::string(data)});
+  });
   tf.clear(budget);
   paths.clear();
   return r;
@@ -363,6 +367,15 @@ void compact_run(scipis_build* b) {
   for (uint32_t i = 0; i < ni; i++)
     if (from_seg[i] != SIZE_MAX) from[i] = c.indexer(i).first[from_seg[i]];
   auto merged = [&](const DocId& d) { return from[d.indexer] != UINT64_MAX && d.seq >= from[d.indexer]; };
+  // A merge of a few small segments (the tiers refreshes leave) writes
+  // about what it reads: it may fit one journal record.
+  uint64_t input = 0;
+  for (uint32_t i = 0; i < ni; i++)
+    for (size_t j = from_seg[i]; from_seg[i] != SIZE_MAX && j < refs[i].size(); j++)
+      input += segment_bytes(*refs[i][j]);
+  cs.defer = !cs.beside && !cs.all && journal_enabled() && input <= kJournalMaxRecord;
+  const std::string& gen_dir = b->cfg.gen_dir;
+  if (!cs.defer && !cs.beside) mkdir_p(gen_dir);
 
   // A chain's last members that take part fold into its last: all of
   // them (the chain becomes one document), or two or more of its links
@@ -507,7 +520,8 @@ void compact_run(scipis_build* b) {
     uint32_t since_check = 0;
     auto flush = [&] {
       SegmentRef r = write_segment(gen, i, seg_no++, first_seq, tf, paths, static_cast<int>(sf), budget,
-                                   static_cast<uint64_t>(o.tfidf_index_size));
+                                   static_cast<uint64_t>(o.tfidf_index_size),
+                                   cs.defer ? &cs.packs : nullptr, &cs.packs_mu);
       r.run_started_ns = run_started;
       written[i].push_back(r);
       first_seq = next_seq;
@@ -654,14 +668,37 @@ void compact_run(scipis_build* b) {
   for (auto& d : dead) std::sort(d.begin(), d.end());
   m.deleted = count_dead(dead);
   m.chain_links = links.size();
-  if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(dead));
-  if (m.chain_links > 0) write_file_durable(gen + "/" + kChainsFile, encode_chains(links));
-  if (count_dead(racy) > 0) write_file_durable(gen + "/" + kRacyFile, encode_deletes(racy));
-  // Unchanged by a merge: linked, not written and synced again (a tail
-  // merge follows most small refreshes).
-  cs.state.carry_list(kTermsFile, gen);
-  cs.state.carry_list(kDirsFile, gen);
+  if (m.deleted > 0) cs.dead = encode_deletes(dead);
+  if (m.chain_links > 0) cs.chains = encode_chains(links);
+  if (count_dead(racy) > 0) cs.racy_list = encode_deletes(racy);
 }
+
+namespace {
+
+// A small merge into the journal of the generation it merged: its packs,
+// the lists it renumbered (TERMS and DIRS stay as they are).
+bool commit_to_journal(scipis_build& b) {
+  CompactState& cs = *b.compact;
+  Manifest& m = b.next;
+  size_t written = 0;
+  for (const SegmentRef& s : m.segments) written += s.home == kOwnGeneration;
+  if (!cs.defer || cs.packs.size() != written) return false;
+  uint64_t replaced = 0;
+  for (const SegmentRef& s : cs.current.segments)
+    if (std::none_of(m.segments.begin(), m.segments.end(), [&](const SegmentRef& t) {
+          return t.home != kOwnGeneration && t.indexer == s.indexer && t.seg == s.seg;
+        }))
+      replaced += segment_bytes(s);
+  const std::vector<JournalPart> lists{
+      {JournalKind::kList, kDeletesFile, !cs.dead.empty(), cs.dead},
+      {JournalKind::kList, kChainsFile, !cs.chains.empty(), cs.chains},
+      {JournalKind::kList, kRacyFile, !cs.racy_list.empty(), cs.racy_list}};
+  if (!commit_into_journal(cs.state, m, cs.packs, lists, replaced)) return false;
+  drop_replaced(b.dir, cs.current, m);
+  return true;
+}
+
+}  // namespace
 
 void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   CompactState& cs = *b->compact;
@@ -669,7 +706,15 @@ void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   Manifest& m = b->next;
   const std::string& gen = b->cfg.gen_dir;
   const bool changed = cs.segments_merged > 0;
-  if (changed) {
+  if (changed && !commit_to_journal(*b)) {
+    mkdir_p(gen);
+    for (const DeferredPack& p : cs.packs) write_file_durable(p.path, p.bytes);
+    if (!cs.dead.empty()) write_file_durable(gen + "/" + kDeletesFile, cs.dead);
+    if (!cs.chains.empty()) write_file_durable(gen + "/" + kChainsFile, cs.chains);
+    if (!cs.racy_list.empty()) write_file_durable(gen + "/" + kRacyFile, cs.racy_list);
+    // Unchanged by a merge: linked, not written and synced again.
+    cs.state.carry_list(kTermsFile, gen);
+    cs.state.carry_list(kDirsFile, gen);
     // A full compaction rewrites every segment: one index over them again.
     if (cs.all) write_gen_paths(b->dir, gen, m);
     else copy_side_file(cs.current.gen_dir(b->dir), gen, kGenPathsFile);
@@ -728,7 +773,8 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
       b->next.generation = next_generation(d, &cs.current);
       b->cfg.gen_dir = b->next.gen_dir(d);
     }
-    mkdir_p(b->cfg.gen_dir);
+    // A merge makes its generation's directory once it knows it needs one.
+    if (cs.beside) mkdir_p(b->cfg.gen_dir);
     launch_build(*b);
     result = b.release();
   });

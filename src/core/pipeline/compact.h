@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "index/journal.h"
 #include "index/manifest.h"
+#include "pipeline/journal_commit.h"
 #include "scipis_engine.h"
 
 struct scipis_build;
@@ -95,6 +97,15 @@ struct CompactState {
   int lock_fd = -1;
   std::vector<SegmentRef> written;              // the merged segments, in order
   std::vector<std::vector<uint64_t>> racy;      // racy documents among them
+
+  // A merge of the tail tiers small enough for one journal record keeps
+  // its packs and lists for the commit, which puts them into the journal
+  // of the generation it merged (pipeline/journal_commit.h), or, failing
+  // that, writes a generation.
+  bool defer = false;
+  std::mutex packs_mu;
+  std::vector<DeferredPack> packs;
+  std::string dead, chains, racy_list;  // encoded; empty: none
   ~CompactState();
 };
 

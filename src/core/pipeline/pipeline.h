@@ -16,6 +16,7 @@
 #include "index/tokenizer.h"
 #include "pipeline/buffer_pool.h"
 #include "pipeline/crawler.h"
+#include "pipeline/journal_commit.h"
 #include "pipeline/messages.h"
 #include "pipeline/numa_plan.h"
 #include "pipeline/queue.h"
@@ -87,10 +88,6 @@ class Pipeline {
   std::vector<SegmentRef> segments() const;
   // With defer_packs: each packed segment's file (its path under gen_dir
   // and bytes), by indexer and segment number.
-  struct DeferredPack {
-    uint32_t indexer, seg;
-    std::string path, bytes;
-  };
   std::vector<DeferredPack>& deferred_packs() { return deferred_; }
   // The links of appended files indexed (pipeline/append.h).
   std::vector<ChainLink> links() const;

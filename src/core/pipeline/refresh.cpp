@@ -17,6 +17,7 @@
 #include "index/term_dict.h"
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
+#include "pipeline/journal_commit.h"
 #include "query/collection.h"
 #include "util/door.h"
 #include "util/error.h"
@@ -278,60 +279,18 @@ struct RefreshLists {
 // large for one (or the journal is full): a new generation then.
 bool commit_to_journal(scipis_build* b, const RefreshLists& l) {
   RefreshState& r = *b->refresh;
-  Manifest& m = b->next;
-  CurrentState& st = r.state;
-  auto& packs = b->pipeline->deferred_packs();
-  if (!journal_enabled() || st.records >= kJournalMaxRecords ||
-      packs.size() != b->pipeline->segments().size())
-    return false;
+  const auto& packs = b->pipeline->deferred_packs();
+  if (packs.size() != b->pipeline->segments().size()) return false;
   std::vector<JournalPart> lists{{JournalKind::kList, kDeletesFile, !l.dead.empty(), l.dead},
                                  {JournalKind::kList, kChainsFile, !l.chains.empty(), l.chains},
                                  {JournalKind::kList, kRacyFile, !l.racy.empty(), l.racy}};
   if (!r.registers_unmoved) lists.push_back({JournalKind::kList, kTermsFile, true, l.terms});
   if (b->dirs) lists.push_back({JournalKind::kList, kDirsFile, true, l.dirs});
-  // A bound on the record (a page per pack and for the metadata's table
-  // and manifest at most), checked before anything is laid out.
-  uint64_t bound = kJournalAlign * (packs.size() + 1) + 256 * (m.segments.size() + 4);
-  std::vector<uint64_t> sizes;
-  for (const auto& p : packs) {
-    sizes.push_back(p.bytes.size());
-    bound += p.bytes.size();
-  }
-  for (const JournalPart& p : lists) bound += p.bytes.size();
-  if (bound > kJournalMaxRecord || st.journal_end + bound > kJournalMaxBytes) return false;
-  std::vector<SegmentRef*> placed;
-  for (const auto& p : packs) {
-    auto it = std::find_if(m.segments.begin(), m.segments.end(), [&](const SegmentRef& s) {
-      return s.home == kOwnGeneration && s.indexer == p.indexer && s.seg == p.seg && s.packed;
-    });
-    if (it == m.segments.end()) return false;
-    placed.push_back(&*it);
-  }
-  // The manifest's size depends on neither where the packs lie nor its
-  // index_bytes: laid out with stand-ins first, then encoded for good.
-  for (SegmentRef* s : placed) s->journal_off = s->journal_len = 1;
-  m.generation = st.m.generation;
-  std::vector<JournalPart> parts;
-  for (const auto& p : packs) parts.push_back({JournalKind::kPack, "", true, p.bytes});
-  parts.insert(parts.end(), lists.begin(), lists.end());
-  std::string manifest = m.encode();
-  parts.push_back({JournalKind::kManifest, "", true, manifest});
-  const std::vector<uint64_t> at = journal_pack_offsets(st.journal_end, journal_meta_bytes(parts), sizes);
-  for (size_t k = 0; k < packs.size(); k++) {
-    placed[k]->journal_off = at[k];
-    placed[k]->journal_len = sizes[k];
-  }
-  // Live bytes: the old index less what the indexers took in, plus the record.
   uint64_t taken = 0;
   for (const SegmentRef& s : b->pipeline->absorbed()) taken += segment_bytes(s);
-  const uint64_t record_len =
-      encode_journal_record(m.generation, st.records + 1, st.journal_end, parts).size();
-  m.index_bytes = minus(st.m.index_bytes, taken) + record_len;
-  manifest = m.encode();
-  parts.back().bytes = manifest;
-  append_journal(st, encode_journal_record(m.generation, st.records + 1, st.journal_end, parts));
+  if (!commit_into_journal(r.state, b->next, packs, lists, taken)) return false;
   // What the indexers took in is in the new segments now.
-  drop_replaced(b->dir, r.current, m);
+  drop_replaced(b->dir, r.current, b->next);
   return true;
 }
 
