@@ -226,3 +226,70 @@ TEST(Journal, SmallRefreshesCommitIntoItExactly) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// A merge of the small segments refreshes left commits into the journal
+// too (pipeline/journal_commit.h): the same generation, one more record,
+// every answer the oracle's; a merge too large for a record, or of every
+// segment, writes a generation.
+TEST(Journal, SmallMergesCommitIntoIt) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(23);
+  std::vector<std::string> files;
+  for (int i = 0; i < 4; i++) {
+    files.push_back(root + "/f" + std::to_string(i) + ".log");
+    testutil::write(files.back(), lines(rng, 20000) + "\n");
+  }
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  const uint64_t gen = scipis::read_current(dir).m.generation;
+  int merges = 0;
+  for (int step = 0; step < 12; step++) {
+    std::ofstream(files[static_cast<size_t>(step) % files.size()], std::ios::app)
+        << lines(rng, 300) << " step" << step << "\n";
+    if (step % 4 == 1) fs::remove(files[static_cast<size_t>(step) % files.size()]);
+    if (step % 4 == 2) testutil::write(files[static_cast<size_t>(step - 1) % files.size()], lines(rng, 500));
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    if (!scipis_compact_needed(dir.c_str(), 0)) continue;
+    const CurrentState before = scipis::read_current(dir);
+    ASSERT_EQ(compact(dir, o, false, &st, &err), 0) << err.message;
+    const CurrentState after = scipis::read_current(dir);
+    if (st.segments_merged == 0) continue;
+    merges++;
+    EXPECT_EQ(after.m.generation, gen) << step;
+    EXPECT_EQ(after.records, before.records + 1) << step;
+    EXPECT_LT(after.m.segments.size(), before.m.segments.size()) << step;
+    EXPECT_FALSE(fs::exists(dir + "/g" + std::to_string(gen + 1))) << step;
+    check(dir, root, "merged at step " + std::to_string(step), {"step" + std::to_string(step), "w1 w7"});
+  }
+  EXPECT_GT(merges, 0);
+  check(dir, root, "after the steps", {"step11", "step3"});
+  // A full journal: the merge's packs, kept for the record, go into a
+  // generation of their own.
+  int steps = 0;
+  for (; scipis::read_current(dir).records < scipis::kJournalMaxRecords && steps < 100; steps++) {
+    std::ofstream(files[static_cast<size_t>(steps) % files.size()], std::ios::app) << " full" << steps << "\n";
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  }
+  ASSERT_EQ(scipis::read_current(dir).m.generation, gen);
+  ASSERT_TRUE(scipis_compact_needed(dir.c_str(), 0));
+  ASSERT_EQ(compact(dir, o, false, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  EXPECT_GT(scipis::read_current(dir).m.generation, gen);
+  check(dir, root, "merged past a full journal", {"full0", "step11"});
+  // Every segment merged: a generation.
+  std::ofstream(files[0], std::ios::app) << "last words\n";
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  check(dir, root, "compacted", {"step11", "step0"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
