@@ -293,3 +293,60 @@ TEST(Journal, SmallMergesCommitIntoIt) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// The state a process keeps (remember_current) is the one read_current
+// returns only while the files say the same: a manifest put back, a
+// journal cut back or grown by another writer are read anew.
+TEST(Journal, KeptStateFollowsTheFiles) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(31);
+  const std::string log = root + "/a.log";
+  testutil::write(log, lines(rng, 20000) + "\n");
+  testutil::write(root + "/b.log", lines(rng, 20000) + "\n");
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  const std::string manifest = testutil::read(scipis::manifest_path(dir));
+  const CurrentState built = scipis::read_current(dir);
+  const std::string journal = built.gen_dir + "/" + scipis::kJournalFile;
+  std::vector<uint64_t> ends;
+  for (int step = 0; step < 3; step++) {
+    std::ofstream(log, std::ios::app) << " kept" << step << "\n";
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {log}, &st, &err), 0) << err.message;
+    const CurrentState now = scipis::read_current(dir);
+    EXPECT_EQ(now.records, static_cast<uint64_t>(step) + 1);
+    EXPECT_EQ(now.journal_end, fs::file_size(journal));
+    ends.push_back(now.journal_end);
+  }
+  const std::string whole = testutil::read(journal);
+  // Cut back a record (as a lost write would): the state before it.
+  ASSERT_EQ(::truncate(journal.c_str(), static_cast<off_t>(ends[1])), 0);
+  CurrentState now = scipis::read_current(dir);
+  EXPECT_EQ(now.records, 2u);
+  EXPECT_EQ(testutil::search(dir, "kept2").size(), 0u);
+  EXPECT_EQ(testutil::search(dir, "kept1").size(), 1u);
+  // Grown again by another writer (the record put back).
+  testutil::write(journal, whole);
+  now = scipis::read_current(dir);
+  EXPECT_EQ(now.records, 3u);
+  EXPECT_EQ(testutil::search(dir, "kept2").size(), 1u);
+  // A torn tail: the whole records still, and not kept.
+  { std::ofstream(journal, std::ios::app | std::ios::binary) << std::string(3000, 'z'); }
+  now = scipis::read_current(dir);
+  EXPECT_EQ(now.records, 3u);
+  EXPECT_EQ(now.journal_size, now.journal_end + 3000);
+  // A compaction writes a generation: the new manifest is read.
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  now = scipis::read_current(dir);
+  EXPECT_GT(now.m.generation, built.m.generation);
+  EXPECT_EQ(now.records, 0u);
+  check(dir, root, "compacted", {"kept2", "kept0"});
+  EXPECT_NE(testutil::read(scipis::manifest_path(dir)), manifest);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}

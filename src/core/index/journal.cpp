@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "util/bytes.h"
@@ -33,13 +34,26 @@ uint32_t list_number(const std::string& name) {
   fail(SCIPIS_E_INVALID, "\"%s\" is not a list a journal holds", name.c_str());
 }
 
-Manifest read_manifest_file(const std::string& dir) {
-  const std::string path = manifest_path(dir);
-  std::string bytes;
-  if (!read_file(path, bytes))
+std::shared_ptr<const std::string> read_manifest_bytes(const std::string& dir) {
+  auto bytes = std::make_shared<std::string>();
+  if (!read_file(manifest_path(dir), *bytes))
     fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")",
          dir.c_str());
-  return Manifest::decode(path, bytes);
+  return bytes;
+}
+
+// The states remember_current kept, newest last.
+constexpr size_t kKeptStates = 8;
+std::mutex kept_mu;
+std::vector<CurrentState> kept;
+
+// A size the journal cannot have: the file could not be stat'ed.
+constexpr uint64_t kNoJournal = UINT64_MAX;
+
+uint64_t journal_size_now(const std::string& gen_dir) {
+  struct stat sb;
+  if (::stat((gen_dir + "/" + kJournalFile).c_str(), &sb) == 0) return static_cast<uint64_t>(sb.st_size);
+  return errno == ENOENT ? 0 : kNoJournal;
 }
 
 }  // namespace
@@ -100,7 +114,7 @@ void apply_record(CurrentState& st, const std::string& path, const RecordHead& r
     } else if (kind >= kTableList && kind - kTableList < std::size(kListNames) &&
                (r.lists >> (kind - kTableList) & 1)) {
       auto& slot = st.lists[kListNames[kind - kTableList]];
-      if (present) slot = std::move(part);
+      if (present) slot = std::make_shared<const std::string>(std::move(part));
       else slot.reset();
     } else {
       fail_corrupt(where, "journal part of an unknown kind");
@@ -170,15 +184,39 @@ void apply_journal(CurrentState& st, const std::string& path, std::string_view b
                 [&](uint64_t off, size_t n, char* out) { std::memcpy(out, bytes.data() + off, n); });
 }
 
+void remember_current(const CurrentState& st) {
+  // Only whole records: a torn tail may be cut and written over to the
+  // same length by another process.
+  if (!st.manifest_file || st.journal_end != st.journal_size) return;
+  std::lock_guard<std::mutex> lk(kept_mu);
+  std::erase_if(kept, [&](const CurrentState& k) { return k.dir == st.dir; });
+  if (kept.size() >= kKeptStates) kept.erase(kept.begin());
+  kept.push_back(st);
+}
+
 CurrentState read_current(const std::string& dir) {
+  std::shared_ptr<const std::string> manifest = read_manifest_bytes(dir);
+  {
+    std::unique_lock<std::mutex> lk(kept_mu);
+    for (const CurrentState& k : kept) {
+      if (k.dir != dir || *k.manifest_file != *manifest) continue;
+      CurrentState st = k;
+      lk.unlock();
+      // The same generation: its journal grows only by appends.
+      if (journal_size_now(st.gen_dir) == st.journal_size) return st;
+      break;
+    }
+  }
   CurrentState st;
   st.dir = dir;
-  st.m = read_manifest_file(dir);
+  st.m = Manifest::decode(manifest_path(dir), *manifest);
+  st.manifest_file = std::move(manifest);
   st.gen_dir = st.m.gen_dir(dir);
   const std::string path = st.gen_dir + "/" + kJournalFile;
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
     if (errno != ENOENT) fail_io(errno, "open", path);
+    remember_current(st);
     return st;
   }
   struct stat sb;
@@ -186,6 +224,7 @@ CurrentState read_current(const std::string& dir) {
   st.journal_size = static_cast<uint64_t>(sb.st_size);
   apply_journal(st, path, st.journal_size,
                 [&](uint64_t off, size_t n, char* out) { pread_exact(fd.get(), out, n, off, path); });
+  remember_current(st);
   return st;
 }
 

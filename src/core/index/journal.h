@@ -77,7 +77,10 @@ struct CurrentState {
   uint64_t records = 0;      // valid records applied
   uint64_t journal_end = 0;  // their bytes (where the next one goes)
   uint64_t journal_size = 0; // the file's size when read (a torn tail too)
-  absl::flat_hash_map<std::string, std::optional<std::string>> lists;
+  // Shared, not copied, by the copies of a state (util: a cached state).
+  absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> lists;  // null: none
+  // The MANIFEST file's bytes the state was read from.
+  std::shared_ptr<const std::string> manifest_file;
 
   // A list of the generation; false when it has none.
   bool read_list(const char* name, std::string& out) const;
@@ -88,7 +91,13 @@ struct CurrentState {
 
 // Throws SCIPIS_E_NOT_INDEXED without a manifest, a corruption error
 // naming the file when the manifest or a valid record's parts are damaged.
+// A process keeps the last state of a few collections (remember_current):
+// while MANIFEST holds the same bytes and the journal the same whole
+// records, that state is the current one, and its journal is not read again.
 CurrentState read_current(const std::string& dir);
+// Keeps st (as the state of st.dir) for read_current: a state read whole,
+// or the one a record appended by this process made.
+void remember_current(const CurrentState& st);
 // The same, nullopt without a manifest or when it is damaged.
 std::optional<CurrentState> try_read_current(const std::string& dir);
 

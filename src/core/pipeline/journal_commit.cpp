@@ -48,6 +48,12 @@ bool commit_into_journal(CurrentState& st, Manifest& m, const std::vector<Deferr
   manifest = m.encode();
   parts.back().bytes = manifest;
   append_journal(st, encode_journal_record(m.generation, st.records + 1, st.journal_end, parts));
+  // st is now what the record made (its manifest as a reader decodes it):
+  // the next read of this process needs no look at the journal.
+  st.m = Manifest::decode(st.gen_dir + "/" + kJournalFile, manifest);
+  for (const JournalPart& p : lists)
+    st.lists[p.name] = p.present ? std::make_shared<const std::string>(p.bytes) : nullptr;
+  remember_current(st);
   return true;
 }
 
