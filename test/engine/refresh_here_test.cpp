@@ -7,9 +7,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <tuple>
 
 #include "index/manifest.h"
+#include "pipeline/compact.h"
+#include "pipeline/kept_docs.h"
+#include "query/collection.h"
 #include "index/segment_format.h"
 #include "refresh_util.h"
 #include "test_util.h"
@@ -145,6 +150,70 @@ TEST(RefreshHere, DamageMetOnTheRefreshThreadFailsIt) {
   ASSERT_EQ(refresh(dir, root, o, {big}, &st, &err), 0) << err.message;
   EXPECT_EQ(st.files_appended, 1u);
   check(dir, root, "mended");
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+// The documents a refresh keeps for the next one to take in are the ones
+// its segment holds: the same records, paths and term counts as decoding
+// the segment gives.
+TEST(RefreshHere, KeptDocumentsAreTheSegments) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(47);
+  const std::string big = root + "/big.log";
+  testutil::write(big, lines(rng, 64 << 10));
+  for (int i = 0; i < 40; i++) {
+    std::string text;
+    for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
+    testutil::write(root + "/o" + std::to_string(i), text);
+  }
+  const scipis_options o = one_segment_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  for (int step = 0; step < 6; step++) {
+    append(big, lines(rng, 500) + " kept" + std::to_string(step) + (step % 2 ? "\n" : ""));
+    if (step == 3) testutil::write(root + "/n" + std::to_string(step), lines(rng, 300));
+    settle();
+    std::vector<std::string> paths = {big};
+    if (step == 3) paths.push_back(root + "/n3");
+    ASSERT_EQ(refresh(dir, root, o, paths, &st, &err), 0) << err.message;
+    ASSERT_EQ(st.segments, 2u) << step;
+    scipis::Collection c(dir);
+    scipis::SegmentState& s = *c.indexer(0).segs.back();
+    const auto kept = scipis::kept_docs(dir, c.manifest(), s.ref);
+    ASSERT_NE(kept, nullptr) << step;
+    const auto decoded = scipis::segment_documents(c, s);
+    ASSERT_EQ(kept->count(), decoded->count()) << step;
+    using Terms = std::map<std::string, uint64_t>;
+    std::vector<std::tuple<scipis::DocInfo, std::string, Terms>> a, b;
+    auto gather = [](const scipis::AbsorbDocs& d, auto& out) {
+      d.each([&](const std::vector<std::string>& names, const scipis::AbsorbDocs::Doc& doc) {
+        Terms t;
+        for (const auto& [term, n] : doc.terms) t[names[term]] += n;
+        out.emplace_back(doc.info, doc.path, std::move(t));
+      });
+    };
+    gather(*kept, a);
+    gather(*decoded, b);
+    for (size_t i = 0; i < a.size(); i++) {
+      const auto& [ia, pa, ta] = a[i];
+      const auto& [ib, pb, tb] = b[i];
+      EXPECT_EQ(pa, pb) << step << " doc " << i;
+      EXPECT_EQ(ia.seq, ib.seq) << step << " " << pa;
+      EXPECT_EQ(ia.size, ib.size) << step << " " << pa;
+      EXPECT_EQ(ia.tokens, ib.tokens) << step << " " << pa;
+      EXPECT_EQ(ia.mtime_ns, ib.mtime_ns) << step << " " << pa;
+      EXPECT_EQ(ia.ctime_ns, ib.ctime_ns) << step << " " << pa;
+      EXPECT_EQ(ia.ino, ib.ino) << step << " " << pa;
+      EXPECT_EQ(ia.tail, ib.tail) << step << " " << pa;
+      EXPECT_TRUE(ta == tb) << step << " " << pa;
+    }
+    check(dir, root, "kept step " + std::to_string(step), {"kept" + std::to_string(step), "kept0"});
+    if (HasFailure()) break;
+  }
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }

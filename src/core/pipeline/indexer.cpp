@@ -31,7 +31,8 @@ Pipeline::IndexerRun::IndexerRun(Pipeline& p, int id)
       o_(p.cfg_.opts),
       budget_(first_budget(p, id)),
       tf_(budget_, o_.index_depth, p.sketches_[static_cast<size_t>(id)].get()),
-      paths_(o_.path_index_size) {
+      paths_(o_.path_index_size),
+      keep_(p.here_writer_ != nullptr && p.cfg_.rules.known != nullptr) {
   const auto& resume = p.cfg_.resume;
   if (resume && static_cast<size_t>(id) < resume->indexers.size()) {
     const auto& r = resume->indexers[static_cast<size_t>(id)];
@@ -69,6 +70,13 @@ void Pipeline::IndexerRun::flush(bool last) {
       spares.pop_back();
     }
   }
+  if (last && kept_ && kept_->count() == job.ref.docs) {
+    kept_->ref = job.ref;
+    job.kept = std::move(kept_);
+  }
+  // A segment before the last: what the next holds is no longer all kept.
+  keep_ = keep_ && last;
+  kept_.reset();
   tf_.serialise(o_.split_factor, job.tf_data, job.tf_meta, &paths_);
   paths_.serialise(o_.split_factor, job.file_data, job.file_meta, &job.path_trigrams);
   size_t file_bytes = job.file_data.capacity() + job.path_trigrams.capacity();
@@ -89,19 +97,24 @@ void Pipeline::IndexerRun::take_in() {
   const std::shared_ptr<const AbsorbDocs> docs =
       p_.cfg_.resume->indexers[static_cast<size_t>(id_)].absorb_docs();
   const AbsorbDocs& a = *docs;
-  if (a.ref.first_seq + a.docs.size() != next_seq_ || first_seq_ != next_seq_)
+  if (a.ref.first_seq + a.count() != next_seq_ || first_seq_ != next_seq_)
     fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
   next_seq_ = first_seq_ = a.ref.first_seq;
-  for (const AbsorbDocs::Doc& d : a.docs) {
+  a.each([&](const std::vector<std::string>& names, const AbsorbDocs::Doc& d) {
     if (d.info.seq != next_seq_)
       fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
     next_seq_++;  // as a new document's begins: a flush inside it is continued
     for (const auto& [term, n] : d.terms) {
-      tf_.add(TermKey::of(a.names[term]), d.info.seq, n);
+      tf_.add(TermKey::of(names[term]), d.info.seq, n);
       if (++since_check_ % TfIdfIndex::kAddsPerFullCheck == 0 && tf_.full()) flush();
     }
     paths_.add(d.info, d.path);
     if (paths_.full() || tf_.full()) flush();
+  });
+  // The new segment's documents begin with these, kept, not copied.
+  if (keep_) {
+    kept_ = std::make_shared<AbsorbDocs>();
+    kept_->before = docs;
   }
   {
     std::lock_guard<std::mutex> lk(p_.mu_);
@@ -122,6 +135,11 @@ void Pipeline::IndexerRun::add_counted(const char* base) {
     batched = 0;
   };
   counter_->drain(base, [&](const char* s, size_t n, uint64_t pre, uint32_t count) {
+    if (kept_) {  // (a flush in add_batch may give it up)
+      auto [it, added] = kept_ids_.try_emplace(std::string(s, n), static_cast<uint32_t>(kept_->names.size()));
+      if (added) kept_->names.push_back(it->first);
+      kept_->docs.back().terms.emplace_back(it->second, count);
+    }
     batch_[batched] = TermKey{s, n, pre, token_hash(s, n, pre), nullptr, 0};
     counts_[batched++] = count;
     if (batched == kBatch) add_batch();
@@ -148,6 +166,12 @@ void Pipeline::IndexerRun::index_bytes(unsigned char* data, size_t len, size_t r
   cur_.tokens += tokens;
 }
 
+void Pipeline::IndexerRun::begin_kept(std::string_view path) {
+  if (!keep_) return;
+  if (!kept_) kept_ = std::make_shared<AbsorbDocs>();
+  kept_->docs.push_back({DocInfo{}, std::string(path), {}});
+}
+
 // A whole file's record is in: counted, and a flush when the tables are full.
 void Pipeline::IndexerRun::done_file() {
   my_files_++;
@@ -166,6 +190,7 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
       if (absorb_) take_in();
       cur_ = DocInfo::of(next_seq_++, 0, m.attrs);
       cur_path_ = std::move(m.path);
+      begin_kept(cur_path_);
       cur_append_ = std::move(m.append);
       in_doc_ = true;
       break;
@@ -176,6 +201,7 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
     case ReadMsg::kEnd:
       cur_.size = m.size;
       cur_.tail = m.tail;
+      if (kept_) kept_->docs.back().info = cur_;
       paths_.add(cur_, cur_path_);
       in_doc_ = false;
       if (cur_append_) {
@@ -211,7 +237,9 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
       for (const PackedFile& f : pack.files) {
         cur_ = DocInfo::of(next_seq_++, f.len, f.attrs);
         in_doc_ = true;
+        begin_kept(std::string_view(pack.paths).substr(f.path_off, f.path_len));
         if (f.len) index_bytes(area + f.off, f.len, static_cast<size_t>(end - (area + f.off)));
+        if (kept_) kept_->docs.back().info = cur_;
         paths_.add(cur_, std::string_view(pack.paths).substr(f.path_off, f.path_len));
         in_doc_ = false;
         tokens += cur_.tokens;

@@ -51,6 +51,9 @@ struct FlushJob {
   std::vector<std::string> file_meta;
   std::string path_trigrams;
   mem::Charge file_bytes;  // of file_data, file_meta and path_trigrams
+  // The segment's documents as the indexer added them (a small refresh's
+  // only segment of the indexer: pipeline/kept_docs.h), or null.
+  std::shared_ptr<AbsorbDocs> kept;
 };
 
 }  // namespace scipis

@@ -89,6 +89,8 @@ class Pipeline {
   // With defer_packs: each packed segment's file (its path under gen_dir
   // and bytes), by indexer and segment number.
   std::vector<DeferredPack>& deferred_packs() { return deferred_; }
+  // The documents of segments their indexers kept (FlushJob::kept).
+  const std::vector<std::shared_ptr<AbsorbDocs>>& kept_docs() const { return kept_docs_; }
   // The links of appended files indexed (pipeline/append.h).
   std::vector<ChainLink> links() const;
   // The segments indexers took in (ResumeState::Indexer::absorb): their
@@ -177,6 +179,7 @@ class Pipeline {
   std::vector<SegmentRef> segments_;
   std::vector<DeferredPack> deferred_;  // under mu_ while writers run
   std::vector<ChainLink> links_;
+  std::vector<std::shared_ptr<AbsorbDocs>> kept_docs_;  // under mu_ while writers run
   std::exception_ptr error_;
   // Written flushes' buffers, per node, at most one set per indexer: the
   // memory of a flush is faulted in once and then serves the next ones.

@@ -18,6 +18,7 @@
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
 #include "pipeline/journal_commit.h"
+#include "pipeline/kept_docs.h"
 #include "query/collection.h"
 #include "util/door.h"
 #include "util/error.h"
@@ -157,9 +158,10 @@ void refresh_prepare(scipis_build* b) {
         first_uncut(r.current, i, j) != j)
       continue;
     r.resume->indexers[i].absorb = s.ref;
-    r.resume->indexers[i].absorb_docs = [&r, &s, i] {
+    r.resume->indexers[i].absorb_docs = [b, &r, &s, i] {
       std::lock_guard<std::mutex> lk(r.absorb_mu);
-      auto docs = segment_documents(*r.collection, s);
+      std::shared_ptr<const AbsorbDocs> docs = kept_docs(b->dir, r.current, s.ref);
+      if (!docs) docs = segment_documents(*r.collection, s);
       r.absorbed_docs[i] = docs;
       return std::shared_ptr<const AbsorbDocs>(docs);
     };
@@ -175,9 +177,10 @@ void refresh_conclude(scipis_build* b) {
     if (!r.absorbed_docs[i]) continue;
     const AbsorbDocs& a = *r.absorbed_docs[i];
     auto& racy = r.racy[i];
-    for (const AbsorbDocs::Doc& d : a.docs)
+    a.each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) {
       if (a.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= a.ref.run_started_ns - kRacyNs)
         racy.push_back(d.info.seq);
+    });
     std::sort(racy.begin(), racy.end());
     racy.erase(std::unique(racy.begin(), racy.end()), racy.end());
   }
@@ -289,6 +292,7 @@ bool commit_to_journal(scipis_build* b, const RefreshLists& l) {
   uint64_t taken = 0;
   for (const SegmentRef& s : b->pipeline->absorbed()) taken += segment_bytes(s);
   if (!commit_into_journal(r.state, b->next, packs, lists, taken)) return false;
+  for (const auto& docs : b->pipeline->kept_docs()) keep_docs(b->dir, b->next, docs);
   // What the indexers took in is in the new segments now.
   drop_replaced(b->dir, r.current, b->next);
   return true;

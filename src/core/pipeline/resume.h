@@ -56,13 +56,29 @@ PathKey path_key(std::string_view path);
 // its own) then joined to the one before, after nearly every refresh.
 struct AbsorbDocs {
   SegmentRef ref;                  // the segment taken in
+  // Documents of the segment before these: those a refresh took in, kept
+  // with the ones it added (pipeline/kept_docs.h); none when decoded.
+  std::shared_ptr<const AbsorbDocs> before;
   std::vector<std::string> names;  // its terms
   struct Doc {
     DocInfo info;  // its record, seq included
     std::string path;
-    std::vector<std::pair<uint32_t, uint32_t>> terms;  // (into names, tf)
+    std::vector<std::pair<uint32_t, uint32_t>> terms;  // (into names, tf); a term may recur
   };
-  std::vector<Doc> docs;  // in seq order, from ref.first_seq on
+  std::vector<Doc> docs;  // in seq order, after before's
+  // Every document, before's first: f(names, doc).
+  template <typename F>
+  void each(F&& f) const {
+    std::vector<const AbsorbDocs*> chain;
+    for (const AbsorbDocs* a = this; a; a = a->before.get()) chain.push_back(a);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+      for (const Doc& d : (*it)->docs) f((*it)->names, d);
+  }
+  uint64_t count() const {
+    uint64_t n = 0;
+    for (const AbsorbDocs* a = this; a; a = a->before.get()) n += a->docs.size();
+    return n;
+  }
 };
 
 struct ResumeState {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "index/block_counter.h"
 #include "index/path_index.h"
 #include "index/tfidf_index.h"
@@ -34,6 +35,9 @@ class Pipeline::IndexerRun {
   void index_bytes(unsigned char* data, size_t len, size_t readable);
   void add_counted(const char* base);
   void done_file();
+  // A document begins (kept: its record and terms follow).
+  void begin_kept(std::string_view path);
+
 
   Pipeline& p_;
   const int id_;
@@ -60,6 +64,12 @@ class Pipeline::IndexerRun {
   // clears neither.
   std::unique_ptr<BlockCounter> counter_;
   std::unique_ptr<ScanScratch> scratch_;
+  // A small refresh on one thread keeps the documents of its segment as
+  // it adds them, for the next refresh to take in without decoding it;
+  // given up at any flush but the last.
+  bool keep_;
+  std::shared_ptr<AbsorbDocs> kept_;
+  absl::flat_hash_map<std::string, uint32_t> kept_ids_;
 };
 
 class Pipeline::WriterRun {

@@ -55,6 +55,7 @@ void Pipeline::WriterRun::take(FlushJob& job) {
   {
     std::lock_guard<std::mutex> lk(p_.mu_);
     p_.segments_.push_back(job.ref);
+    if (job.kept) p_.kept_docs_.push_back(std::move(job.kept));
   }
   // Back to the flushing indexer's node, whose memory they are.
   const int node = p_.plan_.indexer_node[job.ref.indexer];
