@@ -11,16 +11,16 @@ namespace {
 // A few collections' indexers: a refresh takes in one segment per indexer.
 constexpr size_t kKeptSegments = 16;
 
-struct Kept {
+struct KeptSegment {
   std::string dir;
   uint64_t home;
   std::shared_ptr<const AbsorbDocs> docs;
 };
 
-std::mutex mu;
-std::vector<Kept> kept;  // newest last
+std::mutex kept_segments_mu;
+std::vector<KeptSegment> kept_segments;  // newest last
 
-bool same_place(const SegmentRef& a, uint64_t a_home, const SegmentRef& b, uint64_t b_home) {
+bool same_segment_place(const SegmentRef& a, uint64_t a_home, const SegmentRef& b, uint64_t b_home) {
   return a_home == b_home && a.indexer == b.indexer && a.seg == b.seg && a.first_seq == b.first_seq &&
          a.docs == b.docs && a.tf_data_bytes == b.tf_data_bytes && a.file_data_bytes == b.file_data_bytes &&
          a.packed == b.packed && a.journal_off == b.journal_off && a.journal_len == b.journal_len;
@@ -34,17 +34,17 @@ void keep_docs(const std::string& dir, const Manifest& m, const std::shared_ptr<
   });
   if (it == m.segments.end() || !it->in_journal() || it->docs != docs->count()) return;
   docs->ref = *it;
-  std::lock_guard<std::mutex> lk(mu);
-  std::erase_if(kept, [&](const Kept& k) { return k.dir == dir && k.docs->ref.indexer == it->indexer; });
-  if (kept.size() >= kKeptSegments) kept.erase(kept.begin());
-  kept.push_back({dir, m.home_of(*it), docs});
+  std::lock_guard<std::mutex> lk(kept_segments_mu);
+  std::erase_if(kept_segments, [&](const KeptSegment& k) { return k.dir == dir && k.docs->ref.indexer == it->indexer; });
+  if (kept_segments.size() >= kKeptSegments) kept_segments.erase(kept_segments.begin());
+  kept_segments.push_back({dir, m.home_of(*it), docs});
 }
 
 std::shared_ptr<const AbsorbDocs> kept_docs(const std::string& dir, const Manifest& m, const SegmentRef& s) {
   if (!s.in_journal()) return nullptr;
-  std::lock_guard<std::mutex> lk(mu);
-  for (const Kept& k : kept)
-    if (k.dir == dir && same_place(k.docs->ref, k.home, s, m.home_of(s))) return k.docs;
+  std::lock_guard<std::mutex> lk(kept_segments_mu);
+  for (const KeptSegment& k : kept_segments)
+    if (k.dir == dir && same_segment_place(k.docs->ref, k.home, s, m.home_of(s))) return k.docs;
   return nullptr;
 }
 
