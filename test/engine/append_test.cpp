@@ -244,15 +244,7 @@ TEST(Append, SmallLastSegmentIsTakenIn) {
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(29);
   const std::string big = two_logs(root, rng, 256 << 10);
-  // Enough other files that the log's chain stays under half the
-  // documents (a merge would fold it: Compact.*), and terms enough that
-  // the build's segment is far larger than an append's (else the two are
-  // one tier, merged).
-  for (int i = 0; i < 40; i++) {
-    std::string text;
-    for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
-    testutil::write(root + "/o" + std::to_string(i), text);
-  }
+  other_files(root, rng);
   const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;

@@ -106,11 +106,7 @@ TEST(RefreshHere, DamageMetOnTheRefreshThreadFailsIt) {
   std::mt19937 rng(43);
   const std::string big = root + "/big.log";
   testutil::write(big, lines(rng, 64 << 10));
-  for (int i = 0; i < 40; i++) {
-    std::string text;
-    for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
-    testutil::write(root + "/o" + std::to_string(i), text);
-  }
+  other_files(root, rng);
   const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;
@@ -163,11 +159,7 @@ TEST(RefreshHere, KeptDocumentsAreTheSegments) {
   std::mt19937 rng(47);
   const std::string big = root + "/big.log";
   testutil::write(big, lines(rng, 64 << 10));
-  for (int i = 0; i < 40; i++) {
-    std::string text;
-    for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
-    testutil::write(root + "/o" + std::to_string(i), text);
-  }
+  other_files(root, rng);
   const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;

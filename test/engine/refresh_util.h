@@ -169,6 +169,18 @@ struct AppendMin {
   ~AppendMin() { scipis::set_append_min_bytes(scipis::kAppendMinBytes); }
 };
 
+// 40 files of 2,000 words drawn from 100,000 beside a log: enough other
+// files that the log's chain stays under half the documents (a merge would
+// fold it), and terms enough that the build's segment is far larger than
+// an append's (else the two are one tier, merged).
+inline void other_files(const std::string& root, std::mt19937& rng) {
+  for (int i = 0; i < 40; i++) {
+    std::string text;
+    for (int t = 0; t < 2000; t++) text += "t" + std::to_string(rng() % 100000) + " ";
+    testutil::write(root + "/o" + std::to_string(i), text);
+  }
+}
+
 // Log-like words (w0..w11), a line break now and then.
 inline std::string lines(std::mt19937& rng, size_t bytes) {
   std::string s;
