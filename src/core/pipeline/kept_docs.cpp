@@ -23,7 +23,8 @@ std::vector<KeptSegment> kept_segments;  // newest last
 bool same_segment_place(const SegmentRef& a, uint64_t a_home, const SegmentRef& b, uint64_t b_home) {
   return a_home == b_home && a.indexer == b.indexer && a.seg == b.seg && a.first_seq == b.first_seq &&
          a.docs == b.docs && a.tf_data_bytes == b.tf_data_bytes && a.file_data_bytes == b.file_data_bytes &&
-         a.packed == b.packed && a.journal_off == b.journal_off && a.journal_len == b.journal_len;
+         a.packed == b.packed && a.journal_off == b.journal_off && a.journal_len == b.journal_len &&
+         a.run_started_ns == b.run_started_ns;
 }
 
 }  // namespace

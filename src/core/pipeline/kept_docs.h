@@ -1,8 +1,10 @@
 // The documents of the small segments this process's refreshes committed
 // into a journal, kept for the next refresh of the collection: it takes
 // such a segment in (ResumeState::Indexer::absorb) without decoding it.
-// A journal only grows, so a segment's place in it (with its numbers and
-// sizes) names its bytes for as long as the generation lives.
+// A journal only grows, so a segment's place in it (with its numbers,
+// sizes and the start of the refresh that wrote it, in ns) names its
+// bytes: a collection dropped and made again in the same directory has
+// other start times.
 #pragma once
 
 #include <memory>
