@@ -77,7 +77,7 @@ struct CurrentState {
   uint64_t records = 0;      // valid records applied
   uint64_t journal_end = 0;  // their bytes (where the next one goes)
   uint64_t journal_size = 0; // the file's size when read (a torn tail too)
-  // Shared, not copied, by the copies of a state (util: a cached state).
+  // Shared, not copied, by the copies of a state (remember_current keeps some).
   absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> lists;  // null: none
   // The MANIFEST file's bytes the state was read from.
   std::shared_ptr<const std::string> manifest_file;

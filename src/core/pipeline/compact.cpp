@@ -175,17 +175,18 @@ void sort_by_seq(std::vector<Fwd>& v) {
 }
 
 // Writes one flush of an indexer's merge as segment seg of gen.
-// defer: a pack is kept there (under mu), not written.
+// defer: a pack is kept there (under mu), not written. last: nothing
+// follows, so the tables are not cleared (nor grown) for more.
 SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg, uint64_t first_seq,
                          TfIdfIndex& tf, PathIndex& paths, int split_factor, uint64_t& budget,
-                         uint64_t max_budget, std::vector<DeferredPack>* defer, std::mutex* mu) {
+                         uint64_t max_budget, std::vector<DeferredPack>* defer, std::mutex* mu,
+                         bool last) {
   OutBuffer tf_data;
   std::vector<OutBuffer> tf_meta;
   std::string file_data, trigrams;
   std::vector<std::string> file_meta;
   tf.serialise(split_factor, tf_data, tf_meta, &paths);
   paths.serialise(split_factor, file_data, file_meta, &trigrams);
-  budget = std::min(4 * budget, max_budget);
   SegmentRef r;
   r.indexer = indexer;
   r.seg = seg;
@@ -200,8 +201,11 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
     std::lock_guard<std::mutex> lk(*mu);
     defer->push_back({indexer, seg, path, std::string(data)});
   });
-  tf.clear(budget);
-  paths.clear();
+  if (!last) {
+    budget = std::min(4 * budget, max_budget);
+    tf.clear(budget);
+    paths.clear();
+  }
   return r;
 }
 
@@ -518,10 +522,10 @@ void compact_run(scipis_build* b) {
       run_started = std::max(run_started, ix.segs[j]->ref.run_started_ns);
     uint64_t first_seq = from[i], next_seq = from[i];
     uint32_t since_check = 0;
-    auto flush = [&] {
+    auto flush = [&](bool last = false) {
       SegmentRef r = write_segment(gen, i, seg_no++, first_seq, tf, paths, static_cast<int>(sf), budget,
                                    static_cast<uint64_t>(o.tfidf_index_size),
-                                   cs.defer ? &cs.packs : nullptr, &cs.packs_mu);
+                                   cs.defer ? &cs.packs : nullptr, &cs.packs_mu, last);
       r.run_started_ns = run_started;
       written[i].push_back(r);
       first_seq = next_seq;
@@ -597,7 +601,7 @@ void compact_run(scipis_build* b) {
       }
     }
     if (!carry.empty()) fail_corrupt(ix.segs.back()->tf_dir, "postings name a document past the last");
-    if (!tf.empty() || !paths.empty()) flush();
+    if (!tf.empty() || !paths.empty()) flush(true);
   };
   // Indexers merge in parallel, as many at once as a build runs: each
   // reads only its own segments (and what the passes above prepared).
