@@ -6,6 +6,7 @@
 // AP_TRACE=1 prints what followed each refresh.
 // AP_NO_MERGE=1 leaves the tail alone (segments pile up: a profile of the
 // refresh alone, whose cost then grows with them).
+// AP_NO_SYNC=1 turns fsync off (what the commit's syncs cost; not durable).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <numeric>
 #include "scipis_engine.h"
+#include "util/fileio.h"
 #include <sys/resource.h>
 static double cpu(){ rusage u; getrusage(RUSAGE_SELF,&u); return u.ru_utime.tv_sec+u.ru_stime.tv_sec+(u.ru_utime.tv_usec+u.ru_stime.tv_usec)*1e-6; }
 static double sys_cpu(){ rusage u; getrusage(RUSAGE_SELF,&u); return u.ru_stime.tv_sec+u.ru_stime.tv_usec*1e-6; }
@@ -28,6 +30,7 @@ static int finish(scipis_build* b, scipis_build_stats* st, scipis_error* err) {
   return scipis_build_finish(b, st, err);
 }
 int main(int argc, char** argv) {
+  if (getenv("AP_NO_SYNC")) scipis::set_sync_enabled(false);
   std::string scratch = argv[1], src = argv[2]; int n = atoi(argv[3]);
   std::string tree = scratch + "/tree", idx = scratch + "/idx";
   scipis_options o; scipis_options_init(&o); o.indexer_threads = 2;
