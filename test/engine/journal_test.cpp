@@ -1,8 +1,8 @@
 // The generation's journal (index/journal.h): records read back as
 // written, a torn last record is unseen (the state before it), damage in
 // an earlier record's metadata is an error, small refreshes commit into it with answers equal to the
-// brute-force oracle's, a crash's torn tail is cut off by the next
-// refresh, and a full journal or a merge moves on to a new generation
+// brute-force oracle's, a crash's torn tail is written over by the next
+// refresh (which leaves a zero header after its record), and a full journal or a merge moves on to a new generation
 // whose live packs stay where they are.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -30,6 +30,20 @@ using scipis::JournalPart;
 using scipis::Manifest;
 
 namespace {
+
+// Writes bytes over the file's at off (a crash's torn record).
+void write_at(const std::string& path, uint64_t off, const std::string& bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(off));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Whether the file holds only zeros from off on (as written ahead of records).
+bool zeros_from(const std::string& path, uint64_t off) {
+  const std::string all = testutil::read(path);
+  return off <= all.size() && std::all_of(all.begin() + static_cast<std::ptrdiff_t>(off), all.end(),
+                                          [](char c) { return c == 0; });
+}
 
 Manifest manifest_with(uint64_t generation, uint64_t files) {
   Manifest m;
@@ -147,7 +161,7 @@ TEST(Journal, RecordsReadBackAndATornLastOneIsUnseen) {
 }
 
 // Small refreshes commit into the journal (no new generation), answer as
-// the oracle after each, a crash's torn tail is ignored and then cut off,
+// the oracle after each, a crash's torn tail is ignored and then written over,
 // a full journal moves on to a new generation, and a full compaction
 // leaves no journal behind.
 TEST(Journal, SmallRefreshesCommitIntoItExactly) {
@@ -180,10 +194,10 @@ TEST(Journal, SmallRefreshesCommitIntoItExactly) {
     check(dir, root, "journal step " + std::to_string(step), {"step" + std::to_string(step), "w1 w7"});
   }
   // A crash while appending the next record: its first bytes are there.
-  const uint64_t whole = fs::file_size(journal);
-  {
-    std::ofstream(journal, std::ios::app | std::ios::binary) << std::string(5000, 'x');
-  }
+  const uint64_t whole = scipis::read_current(dir).journal_end;
+  EXPECT_GE(fs::file_size(journal), whole + scipis::kJournalHead);
+  EXPECT_TRUE(zeros_from(journal, whole));
+  write_at(journal, whole, std::string(5000, 'x'));
   scipis_index* ix = scipis_index_open(dir.c_str(), &err);
   ASSERT_NE(ix, nullptr) << err.message;
   check(dir, root, "torn tail", {"step5", "w1 w7"});
@@ -193,7 +207,7 @@ TEST(Journal, SmallRefreshesCommitIntoItExactly) {
   EXPECT_EQ(st.files_appended, 1u);
   EXPECT_EQ(scipis_index_is_current(ix), 0);
   scipis_index_close(ix);
-  EXPECT_GT(fs::file_size(journal), whole);
+  EXPECT_GT(scipis::read_current(dir).journal_end, whole);
   EXPECT_EQ(scipis::read_current(dir).records, 7u);
   check(dir, root, "after the torn tail", {"crash", "step5"});
   // A record lost in a crash (cut back to the records before it): the
@@ -320,7 +334,9 @@ TEST(Journal, KeptStateFollowsTheFiles) {
     ASSERT_EQ(refresh(dir, root, o, {log}, &st, &err), 0) << err.message;
     const CurrentState now = scipis::read_current(dir);
     EXPECT_EQ(now.records, static_cast<uint64_t>(step) + 1);
-    EXPECT_EQ(now.journal_end, fs::file_size(journal));
+    // Written ahead with zeros, which records overwrite.
+    EXPECT_TRUE(zeros_from(journal, now.journal_end)) << step;
+    EXPECT_GE(fs::file_size(journal), now.journal_end + scipis::kJournalHead);
     ends.push_back(now.journal_end);
   }
   const std::string whole = testutil::read(journal);
@@ -335,11 +351,30 @@ TEST(Journal, KeptStateFollowsTheFiles) {
   now = scipis::read_current(dir);
   EXPECT_EQ(now.records, 3u);
   EXPECT_EQ(testutil::search(dir, "kept2").size(), 1u);
-  // A torn tail: the whole records still, and not kept.
-  { std::ofstream(journal, std::ios::app | std::ios::binary) << std::string(3000, 'z'); }
+  // A torn record (its header whole, its body not, and more of it beyond):
+  // the whole records still; the next refresh writes over it and leaves a
+  // zero header after its own record.
+  std::ofstream(log, std::ios::app) << " kept3\n";
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {log}, &st, &err), 0) << err.message;
+  const std::string four = testutil::read(journal);
+  std::string torn = four.substr(ends[2], scipis::read_current(dir).journal_end - ends[2]);
+  torn.back() ^= 1;
+  testutil::write(journal, whole);
+  write_at(journal, ends[2], torn + std::string(64 << 10, 'z'));
+  // As another process sees it (this one wrote the record whole).
+  scipis::forget_current(dir);
   now = scipis::read_current(dir);
   EXPECT_EQ(now.records, 3u);
-  EXPECT_EQ(now.journal_size, now.journal_end + 3000);
+  EXPECT_EQ(testutil::search(dir, "kept3").size(), 0u);
+  // Its whole header is a next record's: read again until written over.
+  EXPECT_TRUE(scipis::journal_moved(now));
+  ASSERT_EQ(refresh(dir, root, o, {log}, &st, &err), 0) << err.message;
+  now = scipis::read_current(dir);
+  EXPECT_EQ(now.records, 4u);
+  EXPECT_EQ(testutil::read(journal).substr(now.journal_end, scipis::kJournalHead),
+            std::string(scipis::kJournalHead, '\0'));
+  EXPECT_EQ(testutil::search(dir, "kept3").size(), 1u);
   // A compaction writes a generation: the new manifest is read.
   ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
   now = scipis::read_current(dir);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -47,13 +48,48 @@ constexpr size_t kKeptStates = 8;
 std::mutex kept_mu;
 std::vector<CurrentState> kept;
 
-// A size the journal cannot have: the file could not be stat'ed.
-constexpr uint64_t kNoJournal = UINT64_MAX;
+// A journal is written ahead of its records with zeros (synced with the
+// file's size), so that a record overwrites blocks already there and its
+// fdatasync commits no metadata (half a refresh's sync when the record
+// extended the file). It grows by doubling, from this, to kJournalMaxBytes.
+constexpr uint64_t kJournalFirstBytes = 256u << 10;
 
-uint64_t journal_size_now(const std::string& gen_dir) {
-  struct stat sb;
-  if (::stat((gen_dir + "/" + kJournalFile).c_str(), &sb) == 0) return static_cast<uint64_t>(sb.st_size);
-  return errno == ENOENT ? 0 : kNoJournal;
+uint64_t journal_grown_size(uint64_t end) {
+  const uint64_t want = std::max(end + kJournalHead, std::min(kJournalMaxBytes, std::max(2 * end, kJournalFirstBytes)));
+  return align_up(want, kJournalAlign);
+}
+
+// Writes data at off, then zeros up to off + data.size() + zeros.
+void pwrite_then_zeros(int fd, std::string_view data, uint64_t off, uint64_t zeros, const std::string& path) {
+  static const std::vector<char> zero_block(64u << 10, 0);
+  uint64_t done = 0;
+  const uint64_t total = data.size() + zeros;
+  while (done < total) {
+    iovec iov[64];
+    int n = 0;
+    uint64_t at = done;
+    if (at < data.size()) {
+      iov[n++] = {const_cast<char*>(data.data() + at), data.size() - at};
+      at = data.size();
+    }
+    while (n < 64 && at < total) {
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(zero_block.size(), total - at));
+      iov[n++] = {const_cast<char*>(zero_block.data()), len};
+      at += len;
+    }
+    const ssize_t w = ::pwritev(fd, iov, n, static_cast<off_t>(off + done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail_io(errno, "write file", path);
+    }
+    done += static_cast<uint64_t>(w);
+  }
+}
+
+// Whether bytes hold the header of record `number` of `generation`.
+bool is_record_head(const unsigned char* h, uint64_t generation, uint64_t number) {
+  return std::memcmp(h, kMagicJournal, 8) == 0 && crc32c(h, 60) == get_u32(h + 60) &&
+         get_u64(h + 16) == generation && get_u64(h + 24) == number;
 }
 
 }  // namespace
@@ -184,14 +220,43 @@ void apply_journal(CurrentState& st, const std::string& path, std::string_view b
                 [&](uint64_t off, size_t n, char* out) { std::memcpy(out, bytes.data() + off, n); });
 }
 
+bool journal_moved(int fd, const CurrentState& st) {
+  // From the byte before the state's end: none there means the journal
+  // was cut back below it.
+  unsigned char b[kJournalHead + 1];
+  const uint64_t from = st.journal_end > 0 ? st.journal_end - 1 : 0;
+  ssize_t n;
+  do n = ::pread(fd, b, sizeof b, static_cast<off_t>(from));
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return true;
+  const unsigned char* h = b;
+  size_t have = static_cast<size_t>(n);
+  if (st.journal_end > 0) {
+    if (have == 0) return true;
+    h++;
+    have--;
+  }
+  return have >= kJournalHead && is_record_head(h, st.m.generation, st.records + 1);
+}
+
+bool journal_moved(const CurrentState& st) {
+  const std::string path = st.gen_dir + "/" + kJournalFile;
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return errno != ENOENT || st.journal_end > 0;
+  return journal_moved(fd.get(), st);
+}
+
 void remember_current(const CurrentState& st) {
-  // Only whole records: a torn tail may be cut and written over to the
-  // same length by another process.
-  if (!st.manifest_file || st.journal_end != st.journal_size) return;
+  if (!st.manifest_file) return;
   std::lock_guard<std::mutex> lk(kept_mu);
   std::erase_if(kept, [&](const CurrentState& k) { return k.dir == st.dir; });
   if (kept.size() >= kKeptStates) kept.erase(kept.begin());
   kept.push_back(st);
+}
+
+void forget_current(const std::string& dir) {
+  std::lock_guard<std::mutex> lk(kept_mu);
+  std::erase_if(kept, [&](const CurrentState& k) { return k.dir == dir; });
 }
 
 CurrentState read_current(const std::string& dir) {
@@ -202,8 +267,9 @@ CurrentState read_current(const std::string& dir) {
       if (k.dir != dir || *k.manifest_file != *manifest) continue;
       CurrentState st = k;
       lk.unlock();
-      // The same generation: its journal grows only by appends.
-      if (journal_size_now(st.gen_dir) == st.journal_size) return st;
+      // The same generation: its journal changes only by records written
+      // after the last (or over a torn one).
+      if (!journal_moved(st)) return st;
       break;
     }
   }
@@ -221,8 +287,7 @@ CurrentState read_current(const std::string& dir) {
   }
   struct stat sb;
   if (::fstat(fd.get(), &sb) != 0) fail_io(errno, "stat", path);
-  st.journal_size = static_cast<uint64_t>(sb.st_size);
-  apply_journal(st, path, st.journal_size,
+  apply_journal(st, path, static_cast<uint64_t>(sb.st_size),
                 [&](uint64_t off, size_t n, char* out) { pread_exact(fd.get(), out, n, off, path); });
   remember_current(st);
   return st;
@@ -316,15 +381,20 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
   const uint64_t size = static_cast<uint64_t>(sb.st_size);
   if (size < st.journal_end)
     fail(SCIPIS_E_IO, "journal \"%s\" shrank while a refresh ran", path.c_str());
-  // A torn record a crash left: no reader takes it, and the next must follow the last whole one.
-  if (size > st.journal_end && ::ftruncate(fd.get(), static_cast<off_t>(st.journal_end)) != 0)
-    fail_io(errno, "truncate", path);
-  pwrite_all(fd.get(), record, st.journal_end, path);
-  if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
-  if (created) fsync_dir(st.gen_dir);
+  // The record goes where the whole ones end, over a torn one a crash left
+  // (no reader takes it); a zero header after it ends every reader's walk
+  // there, whatever that torn one left beyond.
+  const uint64_t end = st.journal_end + record.size();
+  if (end + kJournalHead <= size) {
+    pwrite_then_zeros(fd.get(), record, st.journal_end, kJournalHead, path);
+    if (sync_data_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
+  } else {
+    pwrite_then_zeros(fd.get(), record, st.journal_end, journal_grown_size(end) - end, path);
+    if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
+    if (created) fsync_dir(st.gen_dir);
+  }
   st.records++;
-  st.journal_end += record.size();
-  st.journal_size = st.journal_end;
+  st.journal_end = end;
   return record.size();
 }
 

@@ -76,7 +76,6 @@ struct CurrentState {
   std::string dir, gen_dir;
   uint64_t records = 0;      // valid records applied
   uint64_t journal_end = 0;  // their bytes (where the next one goes)
-  uint64_t journal_size = 0; // the file's size when read (a torn tail too)
   // Shared, not copied, by the copies of a state (remember_current keeps some).
   absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> lists;  // null: none
   // The MANIFEST file's bytes the state was read from.
@@ -92,12 +91,21 @@ struct CurrentState {
 // Throws SCIPIS_E_NOT_INDEXED without a manifest, a corruption error
 // naming the file when the manifest or a valid record's parts are damaged.
 // A process keeps the last state of a few collections (remember_current):
-// while MANIFEST holds the same bytes and the journal the same whole
-// records, that state is the current one, and its journal is not read again.
+// while MANIFEST holds the same bytes and the journal no record after the
+// state's (journal_moved), that state is the current one, and its journal
+// is not read again.
 CurrentState read_current(const std::string& dir);
+// Whether the journal holds other records than st's now: cut back below
+// their end, or the whole header of a next record after them. fd: the
+// journal open for reading (the other form opens it).
+bool journal_moved(int fd, const CurrentState& st);
+bool journal_moved(const CurrentState& st);
 // Keeps st (as the state of st.dir) for read_current: a state read whole,
 // or the one a record appended by this process made.
 void remember_current(const CurrentState& st);
+// Drops the state kept for dir: the next read_current reads the files. For
+// tests that stand in for another process (one that crashed mid-record).
+void forget_current(const std::string& dir);
 // The same, nullopt without a manifest or when it is damaged.
 std::optional<CurrentState> try_read_current(const std::string& dir);
 
@@ -119,8 +127,11 @@ std::vector<uint64_t> journal_pack_offsets(uint64_t start, uint64_t meta,
 std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t start,
                                   const std::vector<JournalPart>& parts);
 
-// Appends a record to st's generation's journal (cutting off a torn tail
-// first), synced; st is then the state it made. Returns its length.
+// Appends a record to st's generation's journal (over a torn tail), synced;
+// st is then the state it made. Returns its length. The file is written
+// ahead with zeros (synced with its size) that records overwrite: a
+// record's sync then commits no metadata. Readers stop at the first
+// header that is not a record's: the zeros after the last.
 uint64_t append_journal(CurrentState& st, const std::string& record);
 
 }  // namespace scipis

@@ -106,10 +106,8 @@ bool Collection::is_current() const {
   if (::stat(manifest_path(dir_).c_str(), &st) != 0) return false;
   if (st.st_ino != ino_ || st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec)
     return false;
-  // A journal that grew holds a newer state (or a torn record, until the next refresh).
-  const uint64_t journal =
-      ::stat((gen_dir_ + "/" + kJournalFile).c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  return journal == lists_.journal_size;
+  // A record after the last one read holds a newer state.
+  return !journal_moved(lists_);
 }
 
 const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {

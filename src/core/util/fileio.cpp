@@ -70,6 +70,7 @@ std::atomic<bool> sync_enabled{true};
 }  // namespace
 
 int sync_fd(int fd) { return sync_enabled.load(std::memory_order_relaxed) ? ::fsync(fd) : 0; }
+int sync_data_fd(int fd) { return sync_enabled.load(std::memory_order_relaxed) ? ::fdatasync(fd) : 0; }
 void set_sync_enabled(bool on) { sync_enabled.store(on); }
 
 void write_file_durable(const std::string& path, std::string_view data,

@@ -31,6 +31,9 @@ void mkdir_p(const std::string& path);
 // tests, which never lose power (a killed process keeps the page cache),
 // turn it off to spend their time on what they check.
 int sync_fd(int fd);
+// fdatasync(fd), off as sync_fd is: for overwrites of allocated,
+// written blocks, where the file's size and blocks stay as they were.
+int sync_data_fd(int fd);
 void set_sync_enabled(bool on);
 // Writes data to path (created or truncated). Without sync, writeback is
 // started and the caller must fsync_file it before relying on it.
