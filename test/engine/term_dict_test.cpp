@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -217,4 +218,76 @@ TEST(TermDict, DamagedSplitWithValidChecksumsIsAnError) {
   }
   EXPECT_GT(errors, 250);
   std::printf("damaged splits: %d errors, %d read (a changed seq, tf or length)\n", errors, read);
+}
+
+// Code lengths against a textbook Huffman (a heap of subtree weights; a
+// code's cost is the sum of its merges): every used symbol gets a length
+// within kMaxCodeBits and no unused one does, the lengths fill the code
+// space exactly (Kraft sum 1), and where the textbook code needs no more
+// than kMaxCodeBits the cost is the same (optimal); ties, one symbol, two,
+// all 256, weights up to 2^32-1, and skews that need the length limit.
+TEST(TermDict, CodeLengthsAreOptimalAndComplete) {
+  std::mt19937_64 rng(5);
+  auto textbook_cost = [](const uint32_t* f, int& deepest) {
+    std::vector<std::pair<uint64_t, int>> heap;  // weight, depth of its deepest leaf
+    uint64_t cost = 0;
+    for (int s = 0; s < 256; s++)
+      if (f[s]) heap.push_back({f[s], 0});
+    auto greater = [](const auto& x, const auto& y) { return x > y; };
+    std::make_heap(heap.begin(), heap.end(), greater);
+    deepest = heap.size() == 1 ? 1 : 0;
+    if (heap.size() == 1) return uint64_t{heap[0].first};
+    while (heap.size() > 1) {
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      const auto a = heap.back();
+      heap.pop_back();
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      const auto b = heap.back();
+      heap.pop_back();
+      cost += a.first + b.first;
+      heap.push_back({a.first + b.first, std::max(a.second, b.second) + 1});
+      std::push_heap(heap.begin(), heap.end(), greater);
+    }
+    if (!heap.empty()) deepest = std::max(deepest, heap[0].second);
+    return cost;
+  };
+  int optimal_checked = 0;
+  for (int t = 0; t < 3000; t++) {
+    uint32_t f[256] = {};
+    const int kind = t % 6;
+    const int used = kind == 0 ? 1 : kind == 1 ? 2 : kind == 2 ? 256 : 1 + static_cast<int>(rng() % 256);
+    for (int i = 0; i < used; i++) {
+      const int s = kind == 2 ? i : static_cast<int>(rng() % 256);
+      switch (kind) {
+        case 3: f[s] = 7; break;  // ties
+        case 4: f[s] = static_cast<uint32_t>(uint64_t{1} << (rng() % 32)); break;  // skewed: deep codes
+        case 5: f[s] = rng() % 2 ? UINT32_MAX : static_cast<uint32_t>(1 + rng() % 3); break;
+        default: f[s] = static_cast<uint32_t>(1 + rng() % 1000); break;
+      }
+    }
+    uint8_t len[256];
+    scipis::code_lengths(f, len);
+    double kraft = 0;
+    int symbols = 0;
+    uint64_t cost = 0;
+    for (int s = 0; s < 256; s++) {
+      ASSERT_EQ(f[s] == 0, len[s] == 0) << t << " symbol " << s;
+      ASSERT_LE(len[s], scipis::kMaxCodeBits) << t;
+      if (len[s]) {
+        kraft += std::ldexp(1.0, -len[s]);
+        symbols++;
+        cost += uint64_t{f[s]} * len[s];
+      }
+    }
+    if (symbols > 1) {
+      EXPECT_DOUBLE_EQ(kraft, 1.0) << t;
+    }
+    int deepest = 0;
+    const uint64_t best = textbook_cost(f, deepest);
+    if (deepest <= scipis::kMaxCodeBits) {
+      EXPECT_EQ(cost, best) << t;
+      optimal_checked++;
+    }
+  }
+  EXPECT_GT(optimal_checked, 2000);
 }

@@ -369,9 +369,10 @@ std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t
 
 uint64_t append_journal(CurrentState& st, const std::string& record) {
   const std::string path = st.gen_dir + "/" + kJournalFile;
-  bool created = true;
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!fd && errno == EEXIST) {
+  // A state with records has the file: one open.
+  bool created = st.journal_end == 0;
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | (created ? O_CREAT | O_EXCL : 0), 0600));
+  if (!fd && created && errno == EEXIST) {
     created = false;
     fd = Fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <queue>
 #include <utility>
 
 namespace scipis {
@@ -17,49 +16,70 @@ unsigned reverse_bits(unsigned code, int len) {
   return r;
 }
 
-// Huffman code lengths of at most kMaxCodeBits for freq (0: unused). When
-// the tree runs deeper, the counts are flattened and it is built again.
+}  // namespace
+
+// Moffat and Katajainen's in-place method over the used symbols sorted by
+// weight: no heap, no allocation (a flush builds one code per context, and
+// a small refresh's flush spent a fifth of its time in the heap's).
 void code_lengths(const uint32_t* freq, uint8_t* len) {
-  std::vector<uint64_t> f(freq, freq + 256);
+  uint64_t f[256];
+  for (int s = 0; s < 256; s++) f[s] = freq[s];
   for (;;) {
-    std::fill(len, len + 256, 0);
-    using Node = std::pair<uint64_t, int>;  // weight, node
-    std::priority_queue<Node, std::vector<Node>, std::greater<Node>> q;
-    std::vector<int> parent;
-    for (int s = 0; s < 256; s++) {
-      if (f[s]) q.push({f[s], s});
-    }
-    if (q.empty()) return;
-    if (q.size() == 1) {
-      len[q.top().second] = 1;
+    std::memset(len, 0, 256);
+    uint64_t key[256];  // weight << 8 | symbol
+    int n = 0;
+    for (int s = 0; s < 256; s++)
+      if (f[s]) key[n++] = f[s] << 8 | static_cast<uint64_t>(s);
+    if (n == 0) return;
+    if (n == 1) {
+      len[key[0] & 0xff] = 1;
       return;
     }
-    parent.assign(256, -1);
-    int next = 256;
-    while (q.size() > 1) {
-      const Node a = q.top();
-      q.pop();
-      const Node b = q.top();
-      q.pop();
-      parent.push_back(-1);
-      parent[a.second] = next;
-      parent[b.second] = next;
-      q.push({a.first + b.first, next++});
+    std::sort(key, key + n);
+    uint64_t a[256];
+    for (int i = 0; i < n; i++) a[i] = key[i] >> 8;
+    // The tree: internal node `next` takes the two lightest of the leaves
+    // left and the internal nodes made; a node consumed holds its parent.
+    int root = 0, leaf = 0;
+    for (int next = 0; next < n - 1; next++) {
+      for (int child = 0; child < 2; child++) {
+        uint64_t w;
+        if (leaf >= n || (root < next && a[root] < a[leaf])) {
+          w = a[root];
+          a[root++] = static_cast<uint64_t>(next);
+        } else {
+          w = a[leaf++];
+        }
+        a[next] = child ? a[next] + w : w;
+      }
+    }
+    // Depths of the internal nodes, root first, then of the leaves.
+    a[n - 2] = 0;
+    for (int next = n - 3; next >= 0; next--) a[next] = a[a[next]] + 1;
+    int avail = 1, used = 0, depth = 0, next = n - 1;
+    root = n - 2;
+    while (avail > 0) {
+      while (root >= 0 && a[root] == static_cast<uint64_t>(depth)) {
+        used++;
+        root--;
+      }
+      while (avail > used) {
+        a[next--] = static_cast<uint64_t>(depth);
+        avail--;
+      }
+      avail = 2 * used;
+      depth++;
+      used = 0;
     }
     int deepest = 0;
-    for (int s = 0; s < 256; s++) {
-      if (!f[s]) continue;
-      int d = 0;
-      for (int n = s; parent[n] >= 0; n = parent[n]) d++;
-      len[s] = static_cast<uint8_t>(d);
-      deepest = std::max(deepest, d);
+    for (int i = 0; i < n; i++) {
+      len[key[i] & 0xff] = static_cast<uint8_t>(a[i]);
+      deepest = std::max(deepest, static_cast<int>(a[i]));
     }
     if (deepest <= kMaxCodeBits) return;
     for (auto& x : f) x = x ? x / 2 + 1 : 0;
   }
 }
-
-}  // namespace
 
 void DictEncoder::reset(size_t terms, size_t term_bytes) {
   std::memset(freq_, 0, sizeof freq_);

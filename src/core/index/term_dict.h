@@ -48,6 +48,10 @@ enum DictContext : uint8_t {
 };
 constexpr size_t kCodeTableBytes = kContexts * 128;
 
+// Huffman code lengths, at most kMaxCodeBits, of the 256 symbols counted in
+// freq (0: unused; a lone symbol gets 1).
+void code_lengths(const uint32_t* freq, uint8_t* len);
+
 // Builds a split's codes from its entries, then encodes its groups.
 class DictEncoder {
  public:

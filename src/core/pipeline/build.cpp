@@ -33,17 +33,21 @@
 
 using namespace scipis;
 
+namespace {
+// The larger of gen and the generation an entry named name is (g<N>).
+uint64_t max_generation(uint64_t gen, const char* name) {
+  if (name[0] != 'g') return gen;
+  char* end;
+  const unsigned long long g = std::strtoull(name + 1, &end, 10);
+  return *end == '\0' && g > gen ? g : gen;
+}
+}  // namespace
+
 // Generations named by directories g<N>; a new build takes the next number.
 uint64_t next_generation(const std::string& dir, const Manifest* current) {
   uint64_t gen = current ? current->generation : 0;
   if (DIR* d = ::opendir(dir.c_str())) {
-    while (struct dirent* e = ::readdir(d)) {
-      if (e->d_name[0] == 'g') {
-        char* end;
-        unsigned long long g = std::strtoull(e->d_name + 1, &end, 10);
-        if (*end == '\0' && g > gen) gen = g;
-      }
-    }
+    while (struct dirent* e = ::readdir(d)) gen = max_generation(gen, e->d_name);
     ::closedir(d);
   }
   return gen + 1;
@@ -52,7 +56,8 @@ uint64_t next_generation(const std::string& dir, const Manifest* current) {
 // Files no manifest names are left-overs of a cancelled, failed or crashed
 // build: garbage, removed while the next build runs.
 std::vector<std::string> list_garbage(const std::string& dir, const Manifest* current,
-                                      const std::string& resumed, bool thorough) {
+                                      const std::string& resumed, bool thorough, uint64_t* next_gen) {
+  uint64_t gen = current ? current->generation : 0;
   absl::flat_hash_set<std::string> keep{"MANIFEST", resumed};
   absl::flat_hash_map<uint64_t, absl::flat_hash_set<std::string>> homes;  // of segments, then their files
   if (current) {
@@ -67,14 +72,17 @@ std::vector<std::string> list_garbage(const std::string& dir, const Manifest* cu
   }
   std::vector<std::string> doomed;
   DIR* d = ::opendir(dir.c_str());
+  if (next_gen) *next_gen = gen + 1;
   if (!d) return doomed;
   while (struct dirent* e = ::readdir(d)) {
+    gen = max_generation(gen, e->d_name);
     std::string n = e->d_name;
     if (n == "." || n == ".." || n.rfind("FRESH", 0) == 0 || keep.contains(n)) continue;
     if (n == kMergeStage && merge_stage_busy(dir + "/" + n)) continue;
     doomed.push_back(dir + "/" + n);
   }
   ::closedir(d);
+  if (next_gen) *next_gen = gen + 1;
   // Inside older generations that still hold live segments: what a commit
   // interrupted before dropping it left (the files of merged segments,
   // the generation's own tombstones and lists).
@@ -121,8 +129,10 @@ void configure(scipis_build& b, const std::string& root, const scipis_options& o
 }
 
 void resolve_threads(scipis_options& o) {
-  int cpus = static_cast<int>(std::thread::hardware_concurrency());
-  if (cpus < 1) cpus = 1;
+  if (o.indexer_threads != 0 && o.reader_threads != 0 && o.writer_threads != 0) return;
+  // Read once per process (glibc reads it from /sys on every call: an
+  // open and a read that each small refresh paid).
+  static const int cpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (o.indexer_threads == 0) o.indexer_threads = cpus;
   if (o.reader_threads == 0) o.reader_threads = std::min(cpus, 4);
   if (o.writer_threads == 0) o.writer_threads = 1;

@@ -77,8 +77,10 @@ uint64_t next_generation(const std::string& dir, const scipis::Manifest* current
 // its segments) nor the generation being resumed names: left-overs of a
 // build that did not commit. Thorough: also what older generations that
 // hold current's segments keep beyond them (a commit cut short).
+// next_gen, when given, is set to next_generation's answer (one scan).
 std::vector<std::string> list_garbage(const std::string& dir, const scipis::Manifest* current,
-                                      const std::string& resumed, bool thorough);
+                                      const std::string& resumed, bool thorough,
+                                      uint64_t* next_gen = nullptr);
 // The root without trailing slashes, checked to be a readable directory.
 std::string checked_root(const char* root);
 // Thread counts left at 0 chosen from the machine.

@@ -773,8 +773,7 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
     if (cs.beside) {
       beside_prepare(b.get());
     } else {
-      b->garbage = list_garbage(d, &cs.current, "", true);
-      b->next.generation = next_generation(d, &cs.current);
+      b->garbage = list_garbage(d, &cs.current, "", true, &b->next.generation);
       b->cfg.gen_dir = b->next.gen_dir(d);
     }
     // A merge makes its generation's directory once it knows it needs one.

@@ -151,7 +151,12 @@ void Pipeline::IndexerRun::add_counted(const char* base) {
 // data on that may be read (the rest of the pool buffer).
 void Pipeline::IndexerRun::index_bytes(unsigned char* data, size_t len, size_t readable) {
   if (!scratch_) {
-    counter_ = std::make_unique<BlockCounter>();
+    // A refresh on one thread reads a few KiB: a counter for that many
+    // tokens, not one of 256 KiB cleared for them.
+    int bits = 14;
+    if (p_.here_writer_)
+      while (bits > 8 && (uint64_t{1} << (bits + 1)) > p_.found_.to_read.load()) bits--;
+    counter_ = std::make_unique<BlockCounter>(bits);
     // Written before it is read: no 330 KiB zeroed per indexer and refresh.
     scratch_ = std::make_unique_for_overwrite<ScanScratch>();
   }

@@ -398,8 +398,7 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     if (!scope.empty())
       b->cfg.opts.reader_threads =
           std::max(1, std::min(b->cfg.opts.reader_threads, static_cast<int>(scope.size())));
-    b->garbage = list_garbage(d, current, "", false);
-    b->next.generation = next_generation(d, current);
+    b->garbage = list_garbage(d, current, "", false, &b->next.generation);
     b->next.split_factor = current->split_factor;
     b->next.indexers = current->indexers;
     std::memcpy(b->next.delimiter, current->delimiter, 256);
