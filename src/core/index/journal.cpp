@@ -371,10 +371,10 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
   const std::string path = st.gen_dir + "/" + kJournalFile;
   // A state with records has the file: one open.
   bool created = st.journal_end == 0;
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | (created ? O_CREAT | O_EXCL : 0), 0600));
+  Fd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | (created ? O_CREAT | O_EXCL : 0), 0600));
   if (!fd && created && errno == EEXIST) {
     created = false;
-    fd = Fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    fd = Fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   }
   if (!fd) fail_io(errno, "open", path);
   struct stat sb;
@@ -384,10 +384,17 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
     fail(SCIPIS_E_IO, "journal \"%s\" shrank while a refresh ran", path.c_str());
   // The record goes where the whole ones end, over a torn one a crash left
   // (no reader takes it); a zero header after it ends every reader's walk
-  // there, whatever that torn one left beyond.
+  // there, whatever that torn one left beyond (written when not zero).
   const uint64_t end = st.journal_end + record.size();
   if (end + kJournalHead <= size) {
-    pwrite_then_zeros(fd.get(), record, st.journal_end, kJournalHead, path);
+    // Zeros there already (no crash left bytes beyond): a page less to sync.
+    unsigned char after[kJournalHead];
+    ssize_t n;
+    do n = ::pread(fd.get(), after, sizeof after, static_cast<off_t>(end));
+    while (n < 0 && errno == EINTR);
+    const bool clean = n == static_cast<ssize_t>(sizeof after) &&
+                       std::all_of(after, after + sizeof after, [](unsigned char c) { return c == 0; });
+    pwrite_then_zeros(fd.get(), record, st.journal_end, clean ? 0 : kJournalHead, path);
     if (sync_data_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
   } else {
     pwrite_then_zeros(fd.get(), record, st.journal_end, journal_grown_size(end) - end, path);
