@@ -7,7 +7,7 @@
 // and the new segments' packs, which readers map from the journal itself.
 // What readers see is MANIFEST, then every valid record in order; a last
 // record that is short or fails its checksum is a crash's (unseen), and
-// the next writer cuts it off before its own.
+// the next writer writes its own over it.
 // A larger change, a merge or a build writes a full generation as before;
 // segments in an older generation's journal stay there while live.
 //
