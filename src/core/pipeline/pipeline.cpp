@@ -491,8 +491,12 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   const auto& o = cfg_.opts;
   BufferPool& pool = *pools_[static_cast<size_t>(node)];
   bool direct = o.direct_io != 0 && !append;
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-  direct = direct && (::fcntl(fd.get(), F_GETFL) & O_DIRECT);
+  // An append's read cleared O_NONBLOCK and O_DIRECT already.
+  if (!append) {
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags >= 0 && (flags & O_NONBLOCK)) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+    direct = direct && flags >= 0 && (flags & O_DIRECT);
+  }
 
   ReadMsg begin;
   begin.node = node;
