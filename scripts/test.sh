@@ -51,15 +51,13 @@ suite_end() {
 }
 
 suite "engine unit tests" make -s -j"$(nproc)" engine-check
-# The TAP tests, with clusters and ports of their own, mostly wait for
-# servers: they run beside the sanitized engine tests and the server
-# tests (beside the server tests alone, the run came within a minute of
-# its 15).
-unset SCIPIS_SAMPLE
-suite_start "TAP tests (crash recovery, restarts, standbys)" bash scripts/tap-tests.sh
 suite "engine unit tests under ASan and UBSan" make -s -j"$(nproc)" engine-asan
 # The server tests index the sample `make install` put beside the
-# extension's files (readable by the server's OS user).
+# extension's files (readable by the server's OS user). The TAP tests,
+# with clusters and ports of their own, mostly wait for servers: they run
+# beside them.
+unset SCIPIS_SAMPLE
+suite_start "TAP tests (crash recovery, restarts, standbys)" bash scripts/tap-tests.sh
 suite "server tests (pg_regress, pgTAP, oracles)" \
   pg_virtualenv -t -o max_worker_processes=16 bash scripts/server-tests.sh
 suite_end "TAP tests (crash recovery, restarts, standbys)"
