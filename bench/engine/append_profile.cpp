@@ -23,7 +23,8 @@
 #include "scipis_engine.h"
 #include "util/fileio.h"
 #include <sys/resource.h>
-static double cpu(){ rusage u; getrusage(RUSAGE_SELF,&u); return u.ru_utime.tv_sec+u.ru_stime.tv_sec+(u.ru_utime.tv_usec+u.ru_stime.tv_usec)*1e-6; }
+#include "process_cpu.h"
+static double cpu() { return process_cpu_s(); }
 static double sys_cpu(){ rusage u; getrusage(RUSAGE_SELF,&u); return u.ru_stime.tv_sec+u.ru_stime.tv_usec*1e-6; }
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

@@ -6,16 +6,11 @@
 #include <cstdlib>
 #include <string>
 
-#include <sys/resource.h>
+#include "process_cpu.h"
 
 #include "scipis_engine.h"
 
-static double cpu() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
+static double cpu() { return process_cpu_s(); }
 
 int main(int argc, char** argv) {
   if (argc < 3) return 2;

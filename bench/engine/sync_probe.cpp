@@ -4,7 +4,7 @@
 // region with fsync, or with fdatasync (no metadata to commit).
 //   bench/build/sync_probe DIR RECORD_BYTES [N]
 #include <fcntl.h>
-#include <sys/resource.h>
+#include "process_cpu.h"
 #include <unistd.h>
 
 #include <chrono>
@@ -12,12 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-static double cpu() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
+static double cpu() { return process_cpu_s(); }
 
 int main(int argc, char** argv) {
   if (argc < 3) return 2;

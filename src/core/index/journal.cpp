@@ -50,8 +50,8 @@ std::vector<CurrentState> kept;
 
 // A journal is written ahead of its records with zeros (synced with the
 // file's size), so that a record overwrites blocks already there and its
-// fdatasync commits no metadata (half a refresh's sync when the record
-// extended the file). It grows by doubling, from this, to kJournalMaxBytes.
+// fdatasync commits no metadata (an extending write's sync commits the
+// size and blocks too). It grows by doubling, from this, to kJournalMaxBytes.
 constexpr uint64_t kJournalFirstBytes = 256u << 10;
 
 uint64_t journal_grown_size(uint64_t end) {
@@ -84,6 +84,14 @@ void pwrite_then_zeros(int fd, std::string_view data, uint64_t off, uint64_t zer
     }
     done += static_cast<uint64_t>(w);
   }
+}
+
+// pread, retried when interrupted: the bytes read, or -1.
+ssize_t pread_some(int fd, void* buf, size_t n, uint64_t off) {
+  ssize_t got;
+  do got = ::pread(fd, buf, n, static_cast<off_t>(off));
+  while (got < 0 && errno == EINTR);
+  return got;
 }
 
 // Whether bytes hold the header of record `number` of `generation`.
@@ -225,9 +233,7 @@ bool journal_moved(int fd, const CurrentState& st) {
   // was cut back below it.
   unsigned char b[kJournalHead + 1];
   const uint64_t from = st.journal_end > 0 ? st.journal_end - 1 : 0;
-  ssize_t n;
-  do n = ::pread(fd, b, sizeof b, static_cast<off_t>(from));
-  while (n < 0 && errno == EINTR);
+  const ssize_t n = pread_some(fd, b, sizeof b, from);
   if (n < 0) return true;
   const unsigned char* h = b;
   size_t have = static_cast<size_t>(n);
@@ -389,10 +395,7 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
   if (end + kJournalHead <= size) {
     // Zeros there already (no crash left bytes beyond): a page less to sync.
     unsigned char after[kJournalHead];
-    ssize_t n;
-    do n = ::pread(fd.get(), after, sizeof after, static_cast<off_t>(end));
-    while (n < 0 && errno == EINTR);
-    const bool clean = n == static_cast<ssize_t>(sizeof after) &&
+    const bool clean = pread_some(fd.get(), after, sizeof after, end) == static_cast<ssize_t>(sizeof after) &&
                        std::all_of(after, after + sizeof after, [](unsigned char c) { return c == 0; });
     pwrite_then_zeros(fd.get(), record, st.journal_end, clean ? 0 : kJournalHead, path);
     if (sync_data_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
