@@ -10,6 +10,7 @@
 // in place) and built alone, three times each: the costs an append is
 // measured against.
 // AP_NO_SYNC=1 turns fsync off (what the commit's syncs cost; not durable).
+// AP_DUMP=1 prints each refresh's CPU ms (R <refresh> <ms>).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     if (finish(scipis_refresh_start(idx.c_str(), tree.c_str(), &o, &p, 1, 0, &err), &st, &err)) { puts(err.message); return 1; }
     ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count() * 1e3); cs.push_back((cpu()-c0)*1e3); ss.push_back((sys_cpu()-s0)*1e3);
     if (st.files_appended != 1) { puts("not an append"); return 1; }
+    if (getenv("AP_DUMP")) printf("R %d %.3f\n", r, cs.back());
     const double c1 = cpu();  // the check counts as the merge's
     if (!getenv("AP_NO_MERGE") && scipis_compact_needed(idx.c_str(), 0)) {
       if (finish(scipis_compact_start(idx.c_str(), &o, 0, &err), &st, &err)) { puts(err.message); return 1; }

@@ -129,13 +129,15 @@ scipis::Manifest manifest_of(const std::vector<std::pair<uint64_t, uint64_t>>& d
 // is not rewritten with every small merge after it.
 TEST(Compact, MergePlanCountsDictionaries) {
   const uint64_t KiB = 1024, MiB = 1024 * KiB;
-  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB},
-                                             {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}}),
+  // (Small segments of 40 KiB each: above absorb_max_bytes, so none is
+  // left for a refresh to take in.)
+  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {40 * KiB, 20 * MiB},
+                                             {40 * KiB, 40 * KiB}, {40 * KiB, 40 * KiB}}),
                                 false)[0],
             2u);
   // Data alone would have reached back to segment 1.
-  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 30 * KiB},
-                                             {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}}),
+  EXPECT_EQ(scipis::plan_merges(manifest_of({{64 * MiB, 64 * MiB}, {40 * KiB, 120 * KiB},
+                                             {40 * KiB, 40 * KiB}, {40 * KiB, 40 * KiB}}),
                                 false)[0],
             1u);
   // The automatic bound: never more than kMaxAutoMergeBytes in all.
@@ -161,11 +163,53 @@ TEST(Compact, MergePlanCountsDictionaries) {
   EXPECT_EQ(scipis::plan_merges(full, false)[0], 1u);
   EXPECT_EQ(scipis::plan_merges(full, false, scipis::kMaxAutoMergeBytes, false)[0], 0u);
   // Unknown sizes (a manifest before version 3) count as data alone.
-  scipis::Manifest m = manifest_of({{64 * MiB, 64 * MiB}, {10 * KiB, 20 * MiB},
-                                    {10 * KiB, 10 * KiB}, {10 * KiB, 10 * KiB}});
+  scipis::Manifest m = manifest_of({{64 * MiB, 64 * MiB}, {40 * KiB, 20 * MiB},
+                                    {40 * KiB, 40 * KiB}, {40 * KiB, 40 * KiB}});
   m.segments[1].meta_bytes = scipis::kUnknownBytes;
   EXPECT_EQ(scipis::plan_merges(m, false)[0], 1u);
 }
+
+// The small last segments a refresh will take in (at most kTakeInRun,
+// together at most absorb_max_bytes) are no tail tier of their own; more of
+// them are, and a tier before them merges them too.
+TEST(Compact, SegmentsARefreshTakesInWait) {
+  const uint64_t KiB = 1024, MiB = 1024 * KiB;
+  ASSERT_EQ(scipis::kTakeInRun, 3u);
+  ASSERT_LT(4 * 8 * KiB, scipis::absorb_max_bytes(1));
+  ASSERT_GT(60 * KiB, scipis::absorb_max_bytes(1));
+  auto tiny = [&](size_t n) {
+    std::vector<std::pair<uint64_t, uint64_t>> v{{64 * MiB, 64 * MiB}};
+    for (size_t j = 0; j < n; j++) v.push_back({4 * KiB, 4 * KiB});
+    return v;
+  };
+  for (size_t n = 1; n <= 3; n++) {
+    EXPECT_EQ(scipis::take_in_from(manifest_of(tiny(n)), 0), 1u) << n;
+    EXPECT_EQ(scipis::plan_merges(manifest_of(tiny(n)), false)[0], SIZE_MAX) << n;
+    EXPECT_EQ(scipis::plan_merges(manifest_of(tiny(n)), true)[0], 0u) << n;
+  }
+  EXPECT_EQ(scipis::plan_merges(manifest_of(tiny(4)), false)[0], 1u);
+  // The build's lone segment is never taken in; nor one of no documents.
+  EXPECT_EQ(scipis::take_in_from(manifest_of({{4 * KiB, 4 * KiB}}), 0), 1u);
+  scipis::Manifest empty = manifest_of(tiny(2));
+  empty.segments[1].docs = 0;
+  EXPECT_EQ(scipis::take_in_from(empty, 0), 2u);
+  // Together at most the bound: a sealed one of 60 KiB stays, alone no
+  // tier; two sealed ones are, and their merge takes the small one too.
+  const auto sealed = manifest_of({{64 * MiB, 64 * MiB}, {30 * KiB, 30 * KiB}, {4 * KiB, 4 * KiB}});
+  EXPECT_EQ(scipis::take_in_from(sealed, 0), 2u);
+  EXPECT_EQ(scipis::plan_merges(sealed, false)[0], SIZE_MAX);
+  const auto two = manifest_of({{64 * MiB, 64 * MiB}, {30 * KiB, 30 * KiB}, {30 * KiB, 30 * KiB},
+                                {4 * KiB, 4 * KiB}});
+  EXPECT_EQ(scipis::plan_merges(two, false)[0], 1u);
+  // One that begins inside a document a flush cut ends the run: it is
+  // taken in with the one before it or not at all.
+  scipis::Manifest cut = manifest_of(tiny(3));
+  cut.segments[2].first_seq += 1;
+  ASSERT_EQ(scipis::first_uncut(cut, 0, 2), 1u);
+  EXPECT_EQ(scipis::take_in_from(cut, 0), 3u);
+}
+
+
 
 // scipis_compact_needed asks for a merge only where one would merge
 // something: tombstones in a segment beyond the merge's bound (here
@@ -265,6 +309,14 @@ TEST(Compact, ManifestRecordsDictionaryBytes) {
 
 namespace {
 
+// Text of words that rarely recur: a file of it is a segment above
+// absorb_max_bytes, which no refresh takes in (a tail tier's stuff).
+std::string wide_lines(std::mt19937& rng, size_t bytes) {
+  std::string s;
+  while (s.size() < bytes) s += "u" + std::to_string(rng() % 20000) + (rng() % 8 ? " " : "\n");
+  return s;
+}
+
 bool has_tier(const std::string& dir) {
   std::optional<scipis::CurrentState> st = scipis::try_read_current(dir);
   if (!st) return false;
@@ -296,6 +348,8 @@ TEST(Compact, MergeBesideRefreshes) {
   // thread timing puts the files).
   scipis_options o = tiny_options();
   o.tfidf_index_size = 4 << 20;
+  // A rewritten file's segment (wide_lines) is above absorb_max_bytes.
+  o.split_factor = 1;
   scipis_build_stats st;
   scipis_error err;
   settle();
@@ -305,7 +359,7 @@ TEST(Compact, MergeBesideRefreshes) {
     const std::string& f = files[rng() % files.size()];
     const int op = static_cast<int>(rng() % 4);
     if (!fs::exists(f) || op == 3) {
-      testutil::write(f, lines(rng, rng() % 4000));
+      testutil::write(f, wide_lines(rng, (160 << 10) + rng() % (64 << 10)));
       log += "write " + f + "\n";
     } else if (op == 2 && step % 3 == 2) {
       fs::remove(f);
@@ -369,7 +423,7 @@ TEST(Compact, MergeBesideRefreshes) {
   // Overtaken by a rebuild of the same tree: segments of the same sizes,
   // but not the files it merged.
   for (int k = 0; k < 6 && !has_tier(dir); k++) {
-    std::ofstream(files[0], std::ios::app) << " " + lines(rng, 200);
+    testutil::write(files[static_cast<size_t>(k)], wide_lines(rng, 160 << 10));
     settle();
     ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
   }

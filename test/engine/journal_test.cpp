@@ -277,7 +277,10 @@ TEST(Journal, SmallMergesCommitIntoIt) {
     merges++;
     EXPECT_EQ(after.m.generation, gen) << step;
     EXPECT_EQ(after.records, before.records + 1) << step;
-    EXPECT_LT(after.m.segments.size(), before.m.segments.size()) << step;
+    // Fewer segments, or one rewritten without its garbage.
+    EXPECT_TRUE(after.m.segments.size() < before.m.segments.size() ||
+                (st.segments_merged == 1 && st.docs_dropped + st.chains_folded > 0))
+        << step << ": " << after.m.segments.size() << " segments, " << st.segments_merged << " merged";
     EXPECT_FALSE(fs::exists(dir + "/g" + std::to_string(gen + 1))) << step;
     check(dir, root, "merged at step " + std::to_string(step), {"step" + std::to_string(step), "w1 w7"});
   }

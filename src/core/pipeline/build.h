@@ -46,7 +46,7 @@ struct RefreshState {
   // them (one at a time), and what each indexer took in.
   std::unique_ptr<scipis::Collection> collection;
   std::mutex absorb_mu;
-  std::vector<std::shared_ptr<const scipis::AbsorbDocs>> absorbed_docs;
+  std::vector<std::vector<std::shared_ptr<const scipis::AbsorbDocs>>> absorbed_docs;
 };
 
 struct scipis_build {

@@ -45,6 +45,27 @@ size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j) {
   return j;
 }
 
+uint64_t absorb_max_bytes(uint32_t split_factor) {
+  return kTierRatio * (uint64_t{split_factor} * kCodeTableBytes + (4u << 10));
+}
+
+size_t take_in_from(const Manifest& m, uint32_t indexer) {
+  std::vector<const SegmentRef*> segs;
+  for (const SegmentRef& s : m.segments)
+    if (s.indexer == indexer) segs.push_back(&s);
+  const uint64_t bound = absorb_max_bytes(m.split_factor);
+  size_t j = segs.size();
+  uint64_t bytes = 0;
+  for (; j > 1; j--) {
+    const SegmentRef& s = *segs[j - 1];
+    if (s.docs == 0 || s.meta_bytes == kUnknownBytes || bytes + segment_bytes(s) > bound ||
+        first_uncut(m, indexer, j - 1) != j - 1)
+      break;
+    bytes += segment_bytes(s);
+  }
+  return j;
+}
+
 namespace {
 
 // Each indexer's segments of m, in flush order.
@@ -74,18 +95,21 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes,
       for (const SegmentRef* s : segs) largest = std::max(largest, segment_bytes(*s));
       const uint64_t bound =
           segs.size() > kSmallMergeSegments ? std::max(max_bytes, kMaxAutoMergeBytes) : max_bytes;
+      // Those a refresh will take in wait for it.
+      const size_t run_from = take_in_from(m, i);
+      const size_t end = segs.size() - run_from <= kTakeInRun ? run_from : segs.size();
       uint64_t after = 0;
-      k = segs.size();
+      k = end;
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
         const uint64_t bytes = segment_bytes(s);
-        if (k < segs.size() && (bytes > kTierRatio * after || (keep_full && 2 * bytes >= largest && bytes > kTierFloor) ||
-                                after + bytes > bound))
+        if (k < end && (bytes > kTierRatio * after || (keep_full && 2 * bytes >= largest && bytes > kTierFloor) ||
+                        after + bytes > bound))
           break;
         after += bytes;
         k--;
       }
-      if (segs.size() - k < kTierWidth) continue;
+      if (end - k < kTierWidth) continue;
       // A tier that begins inside a document a flush cut reaches back to
       // the segment holding its start; when that is far larger than the
       // tier, the tier after the cut merges alone (else a merge whose
@@ -95,8 +119,8 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes,
       uint64_t extra = 0;
       for (size_t j = back; j < k; j++) extra += segment_bytes(*segs[j]);
       if (back < k && extra > kTierRatio * after) {
-        while (k < segs.size() && first_uncut(m, i, k) != k) k++;
-        if (segs.size() - k < kTierWidth) continue;
+        while (k < end && first_uncut(m, i, k) != k) k++;
+        if (end - k < kTierWidth) continue;
       }
     }
     k = first_uncut(m, i, k);

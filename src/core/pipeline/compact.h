@@ -57,10 +57,28 @@ constexpr uint64_t kMergeTableFactor = 32;
 // document a flush cut.
 size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j);
 
+// An indexer's last segments that a refresh's first new segment may take
+// in (AbsorbDocs: the merge they would need, a generation of its own,
+// saved), together at most this many bytes: kTierRatio times a segment's
+// fixed costs (a dictionary's code tables per split and a few headers).
+// Larger ones stay: taking them in would cost more than the merge saves.
+uint64_t absorb_max_bytes(uint32_t split_factor);
+// A refresh takes them in once there are this many (a lone log's appends:
+// two refreshes of three write a segment of their own document only);
+// up to this many are no tail tier to merge. Each is a journal pack that
+// queries look into too.
+constexpr size_t kTakeInRun = 3;
+// The first of indexer i's last segments a refresh may take in: each with
+// documents and known sizes, together at most absorb_max_bytes, none
+// beginning inside a document a flush cut, never the indexer's first
+// segment. The indexer's segment count when there are none.
+size_t take_in_from(const Manifest& m, uint32_t indexer);
+
 // Where each indexer's merge starts (an index into its segments, in flush
 // order), or SIZE_MAX for none. all: every segment of an indexer that has
 // more than one, or any tombstoned or chained document; else the tail
-// tier: the last segments, each at most kTierRatio times the size of those
+// tier (before the segments a refresh will take in, while they are at
+// most kTakeInRun): the last segments, each at most kTierRatio times the size of those
 // after it and less than half the largest, when there are kTierWidth or
 // more and together at most max_bytes (kMaxAutoMergeBytes for an indexer
 // of more than kSmallMergeSegments segments). A merge never starts inside a

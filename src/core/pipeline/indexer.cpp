@@ -17,10 +17,11 @@ uint64_t Pipeline::IndexerRun::first_budget(const Pipeline& p, int id) {
   // Room for a segment taken in as a merge makes it: else its documents
   // alone filled a refresh's small table, and the two segments written
   // were merged after every refresh.
-  if (resume && static_cast<size_t>(id) < resume->indexers.size())
-    if (const auto& absorb = resume->indexers[static_cast<size_t>(id)].absorb)
-      budget = std::min<uint64_t>(o.tfidf_index_size,
-                                  std::max(budget, kMergeTableFactor * segment_bytes(*absorb)));
+  if (resume && static_cast<size_t>(id) < resume->indexers.size()) {
+    uint64_t taken = 0;
+    for (const SegmentRef& s : resume->indexers[static_cast<size_t>(id)].absorb) taken += segment_bytes(s);
+    if (taken) budget = std::min<uint64_t>(o.tfidf_index_size, std::max(budget, kMergeTableFactor * taken));
+  }
   return budget;
 }
 
@@ -36,7 +37,7 @@ Pipeline::IndexerRun::IndexerRun(Pipeline& p, int id)
   const auto& resume = p.cfg_.resume;
   if (resume && static_cast<size_t>(id) < resume->indexers.size()) {
     const auto& r = resume->indexers[static_cast<size_t>(id)];
-    absorb_ = r.absorb;
+    absorb_ = !r.absorb.empty();
     seg_no_ = r.segs;
     next_seq_ = first_seq_ = r.next_seq;
     my_files_ = r.files;
@@ -91,36 +92,38 @@ void Pipeline::IndexerRun::flush(bool last) {
   if (!p_.send_flush(std::move(job))) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
 }
 
-// Before the first new document: the small last segment's documents,
+// Before the first new document: the small last segments' documents,
 // under their own numbers, as a merge would add them.
 void Pipeline::IndexerRun::take_in() {
-  const std::shared_ptr<const AbsorbDocs> docs =
+  const std::vector<std::shared_ptr<const AbsorbDocs>> taken =
       p_.cfg_.resume->indexers[static_cast<size_t>(id_)].absorb_docs();
-  const AbsorbDocs& a = *docs;
-  if (a.ref.first_seq + a.count() != next_seq_ || first_seq_ != next_seq_)
+  uint64_t count = 0;
+  for (const auto& docs : taken) count += docs->count();
+  if (taken.empty() || taken.front()->ref.first_seq + count != next_seq_ || first_seq_ != next_seq_)
     fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
-  next_seq_ = first_seq_ = a.ref.first_seq;
-  a.each([&](const std::vector<std::string>& names, const AbsorbDocs::Doc& d) {
-    if (d.info.seq != next_seq_)
-      fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
-    next_seq_++;  // as a new document's begins: a flush inside it is continued
-    for (const auto& [term, n] : d.terms) {
-      tf_.add(TermKey::of(names[term]), d.info.seq, n);
-      if (++since_check_ % TfIdfIndex::kAddsPerFullCheck == 0 && tf_.full()) flush();
-    }
-    paths_.add(d.info, d.path);
-    if (paths_.full() || tf_.full()) flush();
-  });
+  next_seq_ = first_seq_ = taken.front()->ref.first_seq;
+  for (const auto& docs : taken)
+    docs->each([&](const std::vector<std::string>& names, const AbsorbDocs::Doc& d) {
+      if (d.info.seq != next_seq_)
+        fail(SCIPIS_E_INTERNAL, "a refresh lost count of the documents it takes in");
+      next_seq_++;  // as a new document's begins: a flush inside it is continued
+      for (const auto& [term, n] : d.terms) {
+        tf_.add(TermKey::of(names[term]), d.info.seq, n);
+        if (++since_check_ % TfIdfIndex::kAddsPerFullCheck == 0 && tf_.full()) flush();
+      }
+      paths_.add(d.info, d.path);
+      if (paths_.full() || tf_.full()) flush();
+    });
   // The new segment's documents begin with these, kept, not copied.
   if (keep_) {
     kept_ = std::make_shared<AbsorbDocs>();
-    kept_->before = docs;
+    kept_->before = taken;
   }
   {
     std::lock_guard<std::mutex> lk(p_.mu_);
-    p_.absorbed_.push_back(a.ref);
+    for (const auto& docs : taken) p_.absorbed_.push_back(docs->ref);
   }
-  absorb_.reset();
+  absorb_ = false;
 }
 
 // The block counter's distinct terms reach the index in batches whose

@@ -8,8 +8,9 @@ namespace scipis {
 
 namespace {
 
-// A few collections' indexers: a refresh takes in one segment per indexer.
-constexpr size_t kKeptSegments = 16;
+// A few collections' indexers: a refresh takes in up to kTakeInRun
+// segments per indexer.
+constexpr size_t kKeptSegments = 64;
 
 struct KeptSegment {
   std::string dir;
@@ -36,7 +37,13 @@ void keep_docs(const std::string& dir, const Manifest& m, const std::shared_ptr<
   if (it == m.segments.end() || !it->in_journal() || it->docs != docs->count()) return;
   docs->ref = *it;
   std::lock_guard<std::mutex> lk(kept_segments_mu);
-  std::erase_if(kept_segments, [&](const KeptSegment& k) { return k.dir == dir && k.docs->ref.indexer == it->indexer; });
+  // The indexer's others that m no longer holds (taken in, merged).
+  std::erase_if(kept_segments, [&](const KeptSegment& k) {
+    return k.dir == dir && k.docs->ref.indexer == it->indexer &&
+           std::none_of(m.segments.begin(), m.segments.end(), [&](const SegmentRef& s) {
+             return same_segment_place(k.docs->ref, k.home, s, m.home_of(s));
+           });
+  });
   if (kept_segments.size() >= kKeptSegments) kept_segments.erase(kept_segments.begin());
   kept_segments.push_back({dir, m.home_of(*it), docs});
 }

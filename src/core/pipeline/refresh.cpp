@@ -118,14 +118,6 @@ constexpr uint64_t kRefreshTableStart = 4u << 20;
 // A refresh of named paths (a watcher's batch, a change log's) reads
 // fewer still: clearing and ordering even 4 MiB was a tenth of its time.
 constexpr uint64_t kScopedTableStart = 512u << 10;
-// An indexer's last segment that the tail merge would join to the
-// smallest new segment (at most kTierRatio times its bytes: a dictionary's
-// code tables per split and a few headers) is taken into the indexer's
-// first new segment (AbsorbDocs) instead, saving that merge's generation.
-// A larger one stays: taking it in would cost more than the merge saves.
-uint64_t absorb_max_bytes(uint32_t split_factor) {
-  return kTierRatio * (uint64_t{split_factor} * kCodeTableBytes + (4u << 10));
-}
 
 }  // namespace
 
@@ -150,23 +142,25 @@ void refresh_prepare(scipis_build* b) {
   const bool merging = merge_stage_busy(b->dir + "/" + kMergeStage);
   for (uint32_t i = 0; i < r.current.indexers && !merging; i++) {
     IndexerState& ix = c.indexer(i);
-    if (ix.segs.size() < 2) continue;
-    const size_t j = ix.segs.size() - 1;
-    SegmentState& s = *ix.segs[j];
-    if (s.ref.docs == 0 || s.ref.meta_bytes == kUnknownBytes ||
-        segment_bytes(s.ref) > absorb_max_bytes(r.current.split_factor) ||
-        first_uncut(r.current, i, j) != j)
-      continue;
-    r.resume->indexers[i].absorb = s.ref;
-    r.resume->indexers[i].absorb_docs = [b, &r, &s, i] {
+    const size_t from = take_in_from(r.current, i);
+    if (from + kTakeInRun > ix.segs.size()) continue;
+    std::vector<SegmentState*> run;
+    for (size_t j = from; j < ix.segs.size(); j++) {
+      run.push_back(ix.segs[j]);
+      r.resume->indexers[i].absorb.push_back(ix.segs[j]->ref);
+    }
+    r.resume->indexers[i].absorb_docs = [b, &r, run, i] {
       std::lock_guard<std::mutex> lk(r.absorb_mu);
-      std::shared_ptr<const AbsorbDocs> docs = kept_docs(b->dir, r.current, s.ref);
-      if (!docs) docs = segment_documents(*r.collection, s);
+      std::vector<std::shared_ptr<const AbsorbDocs>> docs;
+      for (SegmentState* s : run) {
+        std::shared_ptr<const AbsorbDocs> d = kept_docs(b->dir, r.current, s->ref);
+        docs.push_back(d ? d : segment_documents(*r.collection, *s));
+      }
       r.absorbed_docs[i] = docs;
-      return std::shared_ptr<const AbsorbDocs>(docs);
+      return docs;
     };
   }
-  r.absorbed_docs.assign(r.current.indexers, nullptr);
+  r.absorbed_docs.assign(r.current.indexers, {});
 }
 
 void refresh_conclude(scipis_build* b) {
@@ -174,13 +168,15 @@ void refresh_conclude(scipis_build* b) {
   // Racy documents of a segment taken in stay racy under the new segment's
   // later start.
   for (uint32_t i = 0; i < r.absorbed_docs.size(); i++) {
-    if (!r.absorbed_docs[i]) continue;
-    const AbsorbDocs& a = *r.absorbed_docs[i];
+    if (r.absorbed_docs[i].empty()) continue;
     auto& racy = r.racy[i];
-    a.each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) {
-      if (a.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= a.ref.run_started_ns - kRacyNs)
-        racy.push_back(d.info.seq);
-    });
+    for (const auto& taken : r.absorbed_docs[i]) {
+      const AbsorbDocs& a = *taken;
+      a.each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) {
+        if (a.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= a.ref.run_started_ns - kRacyNs)
+          racy.push_back(d.info.seq);
+      });
+    }
     std::sort(racy.begin(), racy.end());
     racy.erase(std::unique(racy.begin(), racy.end()), racy.end());
   }

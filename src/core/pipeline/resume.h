@@ -50,15 +50,18 @@ struct PathKey {
 };
 PathKey path_key(std::string_view path);
 
-// A refresh's indexer whose last segment is small takes its documents
-// into its first flush, which then replaces that segment: an appended
+// A refresh's indexer whose last segments are small takes their documents
+// into its first flush, which then replaces those segments: an appended
 // log's refresh wrote a segment of a few KiB that a merge (a generation of
 // its own) then joined to the one before, after nearly every refresh.
+// It waits until kTakeInRun of them have piled up (compaction leaves them
+// be until then): taking in re-serialises every term they hold, a fifth
+// of a 1 KiB append's refresh when done every time.
 struct AbsorbDocs {
   SegmentRef ref;                  // the segment taken in
-  // Documents of the segment before these: those a refresh took in, kept
+  // Documents of the segments before these: those a refresh took in, kept
   // with the ones it added (pipeline/kept_docs.h); none when decoded.
-  std::shared_ptr<const AbsorbDocs> before;
+  std::vector<std::shared_ptr<const AbsorbDocs>> before;
   std::vector<std::string> names;  // its terms
   struct Doc {
     DocInfo info;  // its record, seq included
@@ -69,14 +72,12 @@ struct AbsorbDocs {
   // Every document, before's first: f(names, doc).
   template <typename F>
   void each(F&& f) const {
-    std::vector<const AbsorbDocs*> chain;
-    for (const AbsorbDocs* a = this; a; a = a->before.get()) chain.push_back(a);
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-      for (const Doc& d : (*it)->docs) f((*it)->names, d);
+    for (const auto& b : before) b->each(f);
+    for (const Doc& d : docs) f(names, d);
   }
   uint64_t count() const {
-    uint64_t n = 0;
-    for (const AbsorbDocs* a = this; a; a = a->before.get()) n += a->docs.size();
+    uint64_t n = docs.size();
+    for (const auto& b : before) n += b->count();
     return n;
   }
 };
@@ -86,11 +87,11 @@ struct ResumeState {
     uint32_t segs = 0;  // kept segments 0..segs-1
     uint64_t next_seq = 0, files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
     std::vector<uint8_t> sketch;
-    // A segment taken in before the first new document, if any comes:
-    // its ref, and what decodes its documents then (a refresh that gives
-    // this indexer nothing decodes nothing).
-    std::optional<SegmentRef> absorb;
-    std::function<std::shared_ptr<const AbsorbDocs>()> absorb_docs;
+    // Segments taken in before the first new document, if any comes, in
+    // order: their refs, and what decodes their documents then (a refresh
+    // that gives this indexer nothing decodes nothing).
+    std::vector<SegmentRef> absorb;
+    std::function<std::vector<std::shared_ptr<const AbsorbDocs>>()> absorb_docs;
   };
   std::vector<Indexer> indexers;
   std::vector<SegmentRef> kept;

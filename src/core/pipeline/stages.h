@@ -44,7 +44,7 @@ class Pipeline::IndexerRun {
   const int node_;
   const scipis_options& o_;
   uint64_t budget_;
-  std::optional<SegmentRef> absorb_;
+  bool absorb_ = false;  // segments to take in before the first new document
   TfIdfIndex tf_;
   PathIndex paths_;
   uint64_t next_seq_ = 0, first_seq_ = 0;
