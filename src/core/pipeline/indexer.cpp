@@ -9,10 +9,22 @@
 
 namespace scipis {
 
+namespace {
+// Table bytes per byte a refresh on one thread reads: room for a new term
+// every few bytes; a table that fills flushes, as any does.
+constexpr uint64_t kHereTableFactor = 32;
+constexpr uint64_t kHereTableMin = 64u << 10;
+}  // namespace
+
 uint64_t Pipeline::IndexerRun::first_budget(const Pipeline& p, int id) {
   const auto& o = p.cfg_.opts;
   uint64_t budget = p.cfg_.tfidf_start ? std::min<uint64_t>(p.cfg_.tfidf_start, o.tfidf_index_size)
                                        : o.tfidf_index_size;
+  // A refresh on one thread knows what it reads (an append's KiB): a table
+  // for that, not one cleared for half a MiB (its slots were a fifth of
+  // such a refresh's memory traffic).
+  if (p.here_writer_)
+    budget = std::min(budget, std::max(kHereTableMin, kHereTableFactor * p.found_.to_read.load()));
   const auto& resume = p.cfg_.resume;
   // Room for a segment taken in as a merge makes it: else its documents
   // alone filled a refresh's small table, and the two segments written
