@@ -8,6 +8,7 @@
 #include "index/file_block_stats.h"
 #include "index/segment_format.h"
 #include "pipeline/append.h"
+#include "pipeline/kept_docs.h"
 #include "pipeline/refresh.h"
 #include "query/collection.h"
 #include "util/engine_thread.h"
@@ -36,6 +37,45 @@ struct Found {
 void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>& scope,
                   const std::vector<std::string>& upper, const DeadSeqs& racy_docs, bool by_dir,
                   std::vector<Found>& out) {
+  const auto& listed = racy_docs[s.ref.indexer];
+  auto add = [&](const DocInfo& d, std::string_view p, uint64_t rec) {
+    if (c.hidden(s, rec)) return;
+    if (!scope.empty()) {
+      bool in = false;
+      for (const auto& sp : scope) in = in || path_in_scope(p, sp);
+      if (!in) return;
+    }
+    const uint64_t seq = s.seq0 + rec;
+    const bool racy = (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs) ||
+                      std::binary_search(listed.begin(), listed.end(), seq);
+    Found f{KnownFile{d.size, d.mtime_ns, d.ctime_ns, d.ino, seq, d.tokens, s.ref.indexer, racy, d.tail,
+                      -1, DocId{s.ref.indexer, seq}},
+            path_key(p), PathKey{}, c.chain_of(s.ref.indexer, seq)};
+    if (f.chain >= 0) {
+      const Chain& chain = c.chains()[static_cast<size_t>(f.chain)];
+      f.k.tokens = chain.tokens;
+      f.k.root = chain.members.front();
+    }
+    if (by_dir) {
+      const size_t slash = p.rfind('/');
+      f.dir = path_key(slash == 0 ? std::string_view("/") : p.substr(0, slash));
+    }
+    out.push_back(f);
+  };
+  // A small segment this process's refresh committed (the watcher's, a
+  // job worker's): its records are kept, not read back from the journal.
+  if (const auto kept = kept_docs(c.dir(), c.manifest(), s.ref); kept && kept->count() == s.ref.docs) {
+    bool in_order = true;
+    uint64_t rec = 0;
+    kept->each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) {
+      in_order = in_order && d.info.seq == s.seq0 + rec++;
+    });
+    if (in_order) {
+      rec = 0;
+      kept->each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) { add(d.info, d.path, rec++); });
+      return;
+    }
+  }
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
   std::string paths;
@@ -53,7 +93,6 @@ void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>
   }
   if (!scope.empty() && ranges.empty()) return;
   if (scope.empty()) out.reserve(s.ref.docs);
-  const auto& listed = racy_docs[s.ref.indexer];
   for (size_t b = 0; b < fb.blocks(); b++) {
     if (!scope.empty()) {
       const FileBlockStats st = fb.stats(b);
@@ -64,32 +103,8 @@ void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>
     }
     paths.clear();
     fb.decode(b, docs, paths, ends);
-    for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
-      if (c.hidden(s, b * kFileBlock + i)) continue;
-      const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
-      if (!scope.empty()) {
-        bool in = false;
-        for (const auto& sp : scope) in = in || path_in_scope(p, sp);
-        if (!in) continue;
-      }
-      const DocInfo& d = docs[i];
-      const uint64_t seq = s.seq0 + b * kFileBlock + i;
-      const bool racy = (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs) ||
-                        std::binary_search(listed.begin(), listed.end(), seq);
-      Found f{KnownFile{d.size, d.mtime_ns, d.ctime_ns, d.ino, seq, d.tokens, s.ref.indexer, racy, d.tail,
-                        -1, DocId{s.ref.indexer, seq}},
-              path_key(p), PathKey{}, c.chain_of(s.ref.indexer, seq)};
-      if (f.chain >= 0) {
-        const Chain& chain = c.chains()[static_cast<size_t>(f.chain)];
-        f.k.tokens = chain.tokens;
-        f.k.root = chain.members.front();
-      }
-      if (by_dir) {
-        const size_t slash = p.rfind('/');
-        f.dir = path_key(slash == 0 ? std::string_view("/") : p.substr(0, slash));
-      }
-      out.push_back(f);
-    }
+    for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++])
+      add(docs[i], std::string_view(paths).substr(at, ends[i] - at), b * kFileBlock + i);
   }
 }
 

@@ -85,6 +85,7 @@ class Collection {
   // compaction's, whose manifest it must be.
   Collection(std::string dir, CurrentState state);
   const Manifest& manifest() const { return m_; }
+  const std::string& dir() const { return dir_; }
   const std::string& gen_dir() const { return gen_dir_; }
   // The journal's records applied on top of the generation's manifest.
   uint64_t journal_records() const { return lists_.records; }
