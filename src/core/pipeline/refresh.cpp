@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -118,6 +119,41 @@ constexpr uint64_t kRefreshTableStart = 4u << 20;
 // A refresh of named paths (a watcher's batch, a change log's) reads
 // fewer still: clearing and ordering even 4 MiB was a tenth of its time.
 constexpr uint64_t kScopedTableStart = 512u << 10;
+
+// The TERMS registers of a few states, decoded: a watcher refreshes one
+// collection again and again, and each read and checked the same 64 KiB.
+// Keyed by where the state's TERMS lie: a journal record's list (its bytes)
+// or the generation's file (named by the MANIFEST bytes the state was read
+// from; a generation's files are written before it is published, never
+// after).
+struct KeptTerms {
+  std::string dir;
+  std::shared_ptr<const std::string> source;
+  std::shared_ptr<const std::vector<uint8_t>> registers;  // empty: none sound
+};
+std::mutex kept_terms_mu;
+std::vector<KeptTerms> kept_terms;  // newest last
+constexpr size_t kKeptTerms = 8;
+
+std::shared_ptr<const std::vector<uint8_t>> state_registers(const CurrentState& st) {
+  auto it = st.lists.find(kTermsFile);
+  const std::shared_ptr<const std::string> source = it != st.lists.end() ? it->second : st.manifest_file;
+  if (source) {
+    std::lock_guard<std::mutex> lk(kept_terms_mu);
+    for (const KeptTerms& k : kept_terms)
+      if (k.dir == st.dir && k.source == source) return k.registers;
+  }
+  std::string bytes;
+  auto regs = std::make_shared<const std::vector<uint8_t>>(st.read_list(kTermsFile, bytes) ? decode_terms(bytes)
+                                                                                          : std::vector<uint8_t>());
+  if (source) {
+    std::lock_guard<std::mutex> lk(kept_terms_mu);
+    std::erase_if(kept_terms, [&](const KeptTerms& k) { return k.dir == st.dir; });
+    if (kept_terms.size() >= kKeptTerms) kept_terms.erase(kept_terms.begin());
+    kept_terms.push_back({st.dir, source, regs});
+  }
+  return regs;
+}
 
 }  // namespace
 
@@ -410,12 +446,9 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     b->refresh = std::make_unique<RefreshState>();
     RefreshState& rs = *b->refresh;
     rs.resume = resume;
-    std::string terms;
-    if (state->read_list(kTermsFile, terms)) {
-      resume->indexers[0].sketch = decode_terms(terms);
-      if (resume->indexers[0].sketch.size() == DistinctTerms::kRegisters)
-        rs.old_registers = resume->indexers[0].sketch;
-    }
+    const auto registers = state_registers(*state);
+    resume->indexers[0].sketch = *registers;
+    if (registers->size() == DistinctTerms::kRegisters) rs.old_registers = *registers;
     b->cfg.resume = std::move(resume);
 
     rs.current = *current;
