@@ -15,6 +15,7 @@
 #include "am/am_merge.h"
 #include "am_test_pages.h"
 #include "scipis_engine.h"
+#include "test_util.h"
 #include "util/bytes.h"
 #include "util/error.h"
 #include "util/crc32c.h"
@@ -158,9 +159,15 @@ void expect_matches_oracle(Index& ix, const std::vector<Row>& live, uint32_t see
     if (i % 2) q += " W" + std::to_string(rng() % 40);
     const bool all = i % 3 == 0;
     if (i % 4 == 1) q += " w" + std::to_string(rng() % 60) + " w" + std::to_string(rng() % 9);
-    auto want = oracle(live, q, all);
     // Rounds of 1 to 7 rows, or growing as an index scan's do.
-    auto got = i % 5 == 4 ? ranked_in_rounds(ix, q, all, 10, SIZE_MAX, 8) : ranked_in_rounds(ix, q, all, 1 + rng() % 7);
+    const bool growing = i % 5 == 4;
+    const size_t round = growing ? 10 : 1 + rng() % 7;
+    // Every 7th query under the sanitizer, where the brute force is most of
+    // the time; the plain run checks all 60. 7 is prime to the 2, 3, 4 and
+    // 5 above, and the + 5 takes i = 9 (all, growing): every kind still runs.
+    if (!testutil::sampled(i + 5, 7)) continue;
+    auto want = oracle(live, q, all);
+    auto got = growing ? ranked_in_rounds(ix, q, all, round, SIZE_MAX, 8) : ranked_in_rounds(ix, q, all, round);
     ASSERT_EQ(got.size(), want.size()) << q;
     for (size_t j = 0; j < got.size(); j++) {
       ASSERT_TRUE(want.count(got[j].tid)) << q;
