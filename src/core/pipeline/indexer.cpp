@@ -30,9 +30,14 @@ uint64_t Pipeline::IndexerRun::first_budget(const Pipeline& p, int id) {
   // alone filled a refresh's small table, and the two segments written
   // were merged after every refresh.
   if (resume && static_cast<size_t>(id) < resume->indexers.size()) {
+    const auto& r = resume->indexers[static_cast<size_t>(id)];
     uint64_t taken = 0;
-    for (const SegmentRef& s : resume->indexers[static_cast<size_t>(id)].absorb) taken += segment_bytes(s);
-    if (taken) budget = std::min<uint64_t>(o.tfidf_index_size, std::max(budget, kMergeTableFactor * taken));
+    for (const SegmentRef& s : r.absorb) taken += segment_bytes(s);
+    // Kept documents say what they need (a tenth of what their bytes
+    // suggest: each small segment carries its code tables), else a merge's
+    // rule; twice that, for the table's load limit and the budget's share.
+    const uint64_t need = r.absorb_table ? 2 * r.absorb_table : kMergeTableFactor * taken;
+    if (taken) budget = std::min<uint64_t>(o.tfidf_index_size, std::max(budget, need));
   }
   return budget;
 }

@@ -181,10 +181,14 @@ void refresh_prepare(scipis_build* b) {
     const size_t from = take_in_from(r.current, i);
     if (from + kTakeInRun > ix.segs.size()) continue;
     std::vector<SegmentState*> run;
+    uint64_t table = 0;
     for (size_t j = from; j < ix.segs.size(); j++) {
       run.push_back(ix.segs[j]);
       r.resume->indexers[i].absorb.push_back(ix.segs[j]->ref);
+      const auto kept = kept_docs(b->dir, r.current, ix.segs[j]->ref);
+      table = kept && table != UINT64_MAX ? table + kept->table_bytes() : UINT64_MAX;
     }
+    if (table != UINT64_MAX) r.resume->indexers[i].absorb_table = table;
     r.resume->indexers[i].absorb_docs = [b, &r, run, i] {
       std::lock_guard<std::mutex> lk(r.absorb_mu);
       std::vector<std::shared_ptr<const AbsorbDocs>> docs;

@@ -80,6 +80,16 @@ struct AbsorbDocs {
     for (const auto& b : before) n += b->count();
     return n;
   }
+  // The TF-IDF table bytes their documents need at most: every name a
+  // distinct term (a slot, its bytes) and every (term, document) pair a
+  // posting in a TF array, each array at most twice its postings.
+  uint64_t table_bytes() const {
+    uint64_t n = 0;
+    for (const std::string& t : names) n += 64 + t.size();
+    for (const Doc& d : docs) n += 16 * d.terms.size();
+    for (const auto& b : before) n += b->table_bytes();
+    return n;
+  }
 };
 
 struct ResumeState {
@@ -91,6 +101,9 @@ struct ResumeState {
     // order: their refs, and what decodes their documents then (a refresh
     // that gives this indexer nothing decodes nothing).
     std::vector<SegmentRef> absorb;
+    // What absorb's documents need of a table, when all are kept (else 0:
+    // kMergeTableFactor times their bytes is assumed).
+    uint64_t absorb_table = 0;
     std::function<std::vector<std::shared_ptr<const AbsorbDocs>>()> absorb_docs;
   };
   std::vector<Indexer> indexers;
