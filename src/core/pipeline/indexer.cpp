@@ -21,8 +21,8 @@ uint64_t Pipeline::IndexerRun::first_budget(const Pipeline& p, int id) {
   uint64_t budget = p.cfg_.tfidf_start ? std::min<uint64_t>(p.cfg_.tfidf_start, o.tfidf_index_size)
                                        : o.tfidf_index_size;
   // A refresh on one thread knows what it reads (an append's KiB): a table
-  // for that, not one cleared for half a MiB (its slots were a fifth of
-  // such a refresh's memory traffic).
+  // for that, not one of half a MiB whose 7,511 slots (240 KB) each append
+  // cleared.
   if (p.here_writer_)
     budget = std::min(budget, std::max(kHereTableMin, kHereTableFactor * p.found_.to_read.load()));
   const auto& resume = p.cfg_.resume;
@@ -33,7 +33,7 @@ uint64_t Pipeline::IndexerRun::first_budget(const Pipeline& p, int id) {
     const auto& r = resume->indexers[static_cast<size_t>(id)];
     uint64_t taken = 0;
     for (const SegmentRef& s : r.absorb) taken += segment_bytes(s);
-    // Kept documents say what they need (a tenth of what their bytes
+    // Kept documents say what they need (far less than their bytes
     // suggest: each small segment carries its code tables), else a merge's
     // rule; twice that, for the table's load limit and the budget's share.
     const uint64_t need = r.absorb_table ? 2 * r.absorb_table : kMergeTableFactor * taken;

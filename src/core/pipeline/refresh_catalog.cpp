@@ -65,16 +65,15 @@ void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>
   // A small segment this process's refresh committed (the watcher's, a
   // job worker's): its records are kept, not read back from the journal.
   if (const auto kept = kept_docs(c.dir(), c.manifest(), s.ref); kept && kept->count() == s.ref.docs) {
+    const size_t had = out.size();
     bool in_order = true;
     uint64_t rec = 0;
     kept->each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) {
-      in_order = in_order && d.info.seq == s.seq0 + rec++;
+      in_order = in_order && d.info.seq == s.seq0 + rec;
+      if (in_order) add(d.info, d.path, rec++);
     });
-    if (in_order) {
-      rec = 0;
-      kept->each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) { add(d.info, d.path, rec++); });
-      return;
-    }
+    if (in_order) return;
+    out.resize(had);  // not the segment's records after all: read them
   }
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
