@@ -1,6 +1,8 @@
-// A refresh of a few named files that reads little runs every stage on its
-// own thread (Pipeline::run_here): no crawler, reader, indexer or writer
-// thread is started. Larger ones start them as before. Either way every
+// A refresh of a few named files that reads little runs every stage on the
+// thread that started it (Pipeline::walk_first, run_here): no coordinator,
+// crawler, reader, indexer or writer task is started. Larger ones start
+// them as before, the coordinator going on from the catalog the calling
+// thread loaded. Either way every
 // answer equals the oracle's, and an error on the way fails the refresh
 // and leaves the index as it was.
 #include <gtest/gtest.h>
@@ -30,7 +32,7 @@ void append(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::app | std::ios::binary) << bytes;
 }
 
-// Engine tasks a refresh of paths started (the refresh's own included).
+// Engine tasks a refresh of paths started (its coordinator included).
 uint64_t tasks_of(const std::string& dir, const std::string& root, const scipis_options& o,
                   const std::vector<std::string>& paths, scipis_build_stats* st) {
   scipis_error err;
@@ -41,7 +43,7 @@ uint64_t tasks_of(const std::string& dir, const std::string& root, const scipis_
 
 }  // namespace
 
-TEST(RefreshHere, FewNamedFilesRunOnTheRefreshThread) {
+TEST(RefreshHere, FewNamedFilesRunOnTheCallingThread) {
   AppendMin every_size(0);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(41);
@@ -57,20 +59,20 @@ TEST(RefreshHere, FewNamedFilesRunOnTheRefreshThread) {
   settle();
   ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
 
-  // An append, a rewrite, a delete and a new file: the refresh's one task.
+  // An append, a rewrite, a delete and a new file: no task at all.
   append(big, lines(rng, 2000) + " w1");
   testutil::write(root + "/f1", lines(rng, 5000));
   fs::remove(root + "/f2");
   testutil::write(root + "/n1", lines(rng, 100 << 10));
   settle();
-  EXPECT_EQ(tasks_of(dir, root, o, {big, root + "/f1", root + "/f2", root + "/n1"}, &st), 1u);
+  EXPECT_EQ(tasks_of(dir, root, o, {big, root + "/f1", root + "/f2", root + "/n1"}, &st), 0u);
   EXPECT_EQ(st.files_appended, 1u);
   EXPECT_EQ(st.files_changed, 1u);
   EXPECT_EQ(st.files_deleted, 1u);
   EXPECT_EQ(st.files_added, 1u);
-  check(dir, root, "on the refresh's thread");
-  // Nothing changed: one task again, nothing read.
-  EXPECT_EQ(tasks_of(dir, root, o, {big, root + "/n1"}, &st), 1u);
+  check(dir, root, "on the calling thread");
+  // Nothing changed: no task again, nothing read.
+  EXPECT_EQ(tasks_of(dir, root, o, {big, root + "/n1"}, &st), 0u);
   EXPECT_EQ(st.bytes_read, 0u);
 
   // More to read than run_here takes: the stages' threads.
@@ -99,7 +101,7 @@ TEST(RefreshHere, FewNamedFilesRunOnTheRefreshThread) {
   testutil::rm_rf(root);
 }
 
-TEST(RefreshHere, DamageMetOnTheRefreshThreadFailsIt) {
+TEST(RefreshHere, DamageMetOnTheCallingThreadFailsIt) {
   NoJournal whole_generations;
   AppendMin every_size(0);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
@@ -144,7 +146,7 @@ TEST(RefreshHere, DamageMetOnTheRefreshThreadFailsIt) {
   settle();
   const uint64_t before = scipis::engine_tasks_started();
   EXPECT_NE(refresh(dir, root, o, {big}, &st, &err), 0);
-  EXPECT_EQ(scipis::engine_tasks_started() - before, 1u);
+  EXPECT_EQ(scipis::engine_tasks_started() - before, 0u);
   EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
   EXPECT_NE(std::string(err.message).find(pack), std::string::npos) << err.message;
   EXPECT_EQ(testutil::read(scipis::manifest_path(dir)), manifest);

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,6 +54,42 @@ std::string terms_file(const std::string& dir) {
 }
 
 }  // namespace
+
+// Registers loaded shared are copied when an add first raises one, never
+// written through: the state they came from (a refresh's old TERMS, kept
+// for the next refresh) stays as it was.
+TEST(DistinctTerms, SharedRegistersAreCopiedOnTheFirstMove) {
+  std::mt19937_64 rng(5);
+  scipis::DistinctTerms s;
+  for (int i = 0; i < 5000; i++) s.add(rng());
+  const auto shared = std::make_shared<const std::vector<uint8_t>>(s.registers());
+  const std::vector<uint8_t> was = *shared;
+  scipis::DistinctTerms t, u;
+  t.load(shared);
+  u.load(shared);
+  EXPECT_EQ(&t.registers(), shared.get());  // not copied by the load
+  uint64_t h = 0;
+  for (int i = 0; i < 100000 && !t.moved(); i++) t.add(h = rng());
+  ASSERT_TRUE(t.moved());
+  EXPECT_EQ(*shared, was);
+  EXPECT_NE(t.registers(), was);
+  EXPECT_EQ(&u.registers(), shared.get());
+  // A merge into a sketch on shared registers copies them too; a sketch
+  // that starts from zeros shares one zero vector until it moves.
+  u.merge(t);
+  EXPECT_EQ(*shared, was);
+  EXPECT_EQ(u.registers(), t.registers());
+  scipis::DistinctTerms z1, z2;
+  EXPECT_EQ(&z1.registers(), &z2.registers());
+  z1.add(h);
+  EXPECT_TRUE(z1.moved());
+  EXPECT_EQ(std::count(z2.registers().begin(), z2.registers().end(), 0),
+            static_cast<long>(scipis::DistinctTerms::kRegisters));
+  // Registers of another size are ignored, as a damaged TERMS list's are.
+  scipis::DistinctTerms w;
+  w.load(std::make_shared<const std::vector<uint8_t>>(100, 3));
+  EXPECT_EQ(w.registers().size(), scipis::DistinctTerms::kRegisters);
+}
 
 TEST(DistinctTerms, EstimateAndMergeMatchThePlainFormulas) {
   std::mt19937_64 rng(3);

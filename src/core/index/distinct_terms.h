@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -21,23 +22,29 @@ class DistinctTerms {
   static constexpr int kBits = 16;
   static constexpr size_t kRegisters = size_t{1} << kBits;
 
-  DistinctTerms() : reg_(kRegisters, 0) {}
+  // Registers shared between sketches and the states they load from: a
+  // refresh starts its indexers from the old registers (or zeros) and most
+  // move none, so a sketch copies them only when an add first raises one
+  // (each copy and clear of the 64 KiB was a few percent of an append's).
+  using Shared = std::shared_ptr<const std::vector<uint8_t>>;
+
+  DistinctTerms() : base_(zeros()) {}
 
   // hash: a well-mixed 64-bit hash of the term (token_hash).
   void add(uint64_t hash) {
     const size_t idx = hash >> (64 - kBits);
     const uint64_t rest = (hash << kBits) | (uint64_t{1} << (kBits - 1));
     const uint8_t rank = static_cast<uint8_t>(__builtin_clzll(rest) + 1);
-    if (rank > reg_[idx]) {
-      reg_[idx] = rank;
+    if (rank > cur()[idx]) {
+      own()[idx] = rank;
       moved_ = true;
     }
   }
   // Whether add raised a register since construction or load.
   bool moved() const { return moved_; }
   void merge(const DistinctTerms& o) {
-    uint8_t* a = reg_.data();
-    const uint8_t* b = o.reg_.data();
+    uint8_t* a = own();
+    const uint8_t* b = o.cur();
     size_t i = 0;
 #if defined(__SSE2__)
     // A refresh merges per commit; byte by byte this was a sixth of its time.
@@ -50,12 +57,20 @@ class DistinctTerms {
     for (; i < kRegisters; i++) a[i] = std::max(a[i], b[i]);
   }
   // The registers, to keep with a resumable flush and load again.
-  const std::vector<uint8_t>& registers() const { return reg_; }
+  const std::vector<uint8_t>& registers() const { return own_.empty() ? *base_ : own_; }
   void load(const std::vector<uint8_t>& r) {
-    if (r.size() == kRegisters) reg_ = r;
+    if (r.size() == kRegisters) load(std::make_shared<const std::vector<uint8_t>>(r));
     moved_ = false;
   }
-  uint64_t estimate() const { return estimate(reg_); }
+  // The same without a copy (ignored unless kRegisters of them).
+  void load(Shared r) {
+    if (r && r->size() == kRegisters) {
+      base_ = std::move(r);
+      own_.clear();
+    }
+    moved_ = false;
+  }
+  uint64_t estimate() const { return estimate(registers()); }
   // The estimate of registers r (kRegisters of them).
   static uint64_t estimate(const std::vector<uint8_t>& r) {
     // 2^-k from a table and four sums: a refresh estimates per commit, and
@@ -86,7 +101,17 @@ class DistinctTerms {
   }
 
  private:
-  std::vector<uint8_t> reg_;
+  static const Shared& zeros() {
+    static const Shared z = std::make_shared<const std::vector<uint8_t>>(kRegisters, 0);
+    return z;
+  }
+  const uint8_t* cur() const { return own_.empty() ? base_->data() : own_.data(); }
+  uint8_t* own() {
+    if (own_.empty()) own_ = *base_;
+    return own_.data();
+  }
+  Shared base_;
+  std::vector<uint8_t> own_;  // empty until a register moves
   bool moved_ = false;
 };
 

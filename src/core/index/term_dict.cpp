@@ -16,26 +16,32 @@ unsigned reverse_bits(unsigned code, int len) {
   return r;
 }
 
-}  // namespace
+// The symbols freq counts, ascending, into syms; returns how many. No
+// branch on the counts: a flush lists nineteen contexts' symbols, and a
+// mispredicted branch per symbol was most of a small segment's codes.
+int used_symbols(const uint32_t* freq, uint8_t* syms) {
+  int n = 0;
+  for (int s = 0; s < 256; s++) {
+    syms[n] = static_cast<uint8_t>(s);
+    n += freq[s] != 0;
+  }
+  return n;
+}
 
 // Moffat and Katajainen's in-place method over the used symbols sorted by
 // weight: no heap, no allocation (a flush builds one code per context,
-// nineteen of them even for a segment of a few terms).
-void code_lengths(const uint32_t* freq, uint8_t* len) {
-  uint64_t f[256];
-  for (int s = 0; s < 256; s++) f[s] = freq[s];
+// nineteen of them even for a segment of a few terms). Sets len of the n
+// symbols syms lists (the others are left as they are).
+void code_lengths_of(const uint32_t* freq, const uint8_t* syms, int n, uint8_t* len) {
+  if (n == 0) return;
+  if (n == 1) {
+    len[syms[0]] = 1;
+    return;
+  }
+  uint64_t key[256];  // weight << 8 | symbol
+  for (int i = 0; i < n; i++) key[i] = uint64_t{freq[syms[i]]} << 8 | syms[i];
+  std::sort(key, key + n);
   for (;;) {
-    std::memset(len, 0, 256);
-    uint64_t key[256];  // weight << 8 | symbol
-    int n = 0;
-    for (int s = 0; s < 256; s++)
-      if (f[s]) key[n++] = f[s] << 8 | static_cast<uint64_t>(s);
-    if (n == 0) return;
-    if (n == 1) {
-      len[key[0] & 0xff] = 1;
-      return;
-    }
-    std::sort(key, key + n);
     uint64_t a[256];
     for (int i = 0; i < n; i++) a[i] = key[i] >> 8;
     // The tree: internal node `next` takes the two lightest of the leaves
@@ -72,13 +78,23 @@ void code_lengths(const uint32_t* freq, uint8_t* len) {
       used = 0;
     }
     int deepest = 0;
-    for (int i = 0; i < n; i++) {
-      len[key[i] & 0xff] = static_cast<uint8_t>(a[i]);
-      deepest = std::max(deepest, static_cast<int>(a[i]));
+    for (int i = 0; i < n; i++) deepest = std::max(deepest, static_cast<int>(a[i]));
+    if (deepest <= kMaxCodeBits) {
+      for (int i = 0; i < n; i++) len[key[i] & 0xff] = static_cast<uint8_t>(a[i]);
+      return;
     }
-    if (deepest <= kMaxCodeBits) return;
-    for (auto& x : f) x = x ? x / 2 + 1 : 0;
+    // Too deep: flatter weights (halved, none dropped), in their order.
+    for (int i = 0; i < n; i++) key[i] = ((key[i] >> 8) / 2 + 1) << 8 | (key[i] & 0xff);
+    std::sort(key, key + n);
   }
+}
+
+}  // namespace
+
+void code_lengths(const uint32_t* freq, uint8_t* len) {
+  uint8_t syms[256];
+  std::memset(len, 0, 256);
+  code_lengths_of(freq, syms, used_symbols(freq, syms), len);
 }
 
 void DictEncoder::reset(size_t terms, size_t term_bytes) {
@@ -151,19 +167,21 @@ void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t
 
 char* DictEncoder::finish_counts(char* out) {
   for (int c = 0; c < kContexts; c++) {
-    code_lengths(freq_[c], len_[c]);
-    // Canonical codes: by length, then symbol.
+    uint8_t syms[256];
+    const int n = used_symbols(freq_[c], syms);
+    std::memset(len_[c], 0, 256);
+    code_lengths_of(freq_[c], syms, n, len_[c]);
+    // Canonical codes: by length, then symbol (syms ascends).
     uint16_t count[kMaxCodeBits + 1] = {}, next[kMaxCodeBits + 2] = {};
-    for (int s = 0; s < 256; s++) count[len_[c][s]]++;
-    count[0] = 0;
+    for (int i = 0; i < n; i++) count[len_[c][syms[i]]]++;
     unsigned code = 0;
     for (int b = 1; b <= kMaxCodeBits; b++) {
       code = (code + count[b - 1]) << 1;
       next[b] = static_cast<uint16_t>(code);
     }
-    for (int s = 0; s < 256; s++) {
-      const int l = len_[c][s];
-      if (l) code_[c][s] = static_cast<uint16_t>(reverse_bits(next[l]++, l));
+    for (int i = 0; i < n; i++) {
+      const int l = len_[c][syms[i]];
+      code_[c][syms[i]] = static_cast<uint16_t>(reverse_bits(next[l]++, l));
     }
     for (int s = 0; s < 256; s += 2)
       *out++ = static_cast<char>(len_[c][s] | len_[c][s + 1] << 4);

@@ -196,7 +196,7 @@ void coordinate(scipis_build* b) {
     }
   });
   try {
-    if (b->refresh) refresh_prepare(b);
+    if (b->refresh && !b->prepared) refresh_prepare(b);
     if (b->compact) {
       compact_run(b);
     } else {
@@ -348,9 +348,42 @@ void publish_generation(const std::string& dir, const std::string& gen, Manifest
   drop_replaced(dir, old, m);
 }
 
+namespace {
+
+// A refresh of a few named files that needs little read (an append, most
+// often) runs on the calling thread: handing it to the coordinator and
+// back was about a tenth of its time. It does not block the caller for
+// long: the catalog of those paths and a stat each, then (only when what
+// they need read is small, Pipeline::walk_first) the rest. False when the
+// coordinator is to go on from where it stopped.
+bool refresh_on_caller(scipis_build& b) {
+  if (!b.refresh || b.refresh->scope.empty() || !b.garbage.empty() || !b.pipeline->may_walk_first())
+    return false;
+  bool fits = false;
+  try {
+    refresh_prepare(&b);
+    b.prepared = true;
+    fits = b.pipeline->walk_first();
+    if (fits) {
+      b.pipeline->run(true);
+      refresh_conclude(&b);
+    }
+  } catch (...) {
+    b.error = std::current_exception();
+  }
+  if (!fits && !b.error) return false;
+  std::lock_guard<std::mutex> lk(b.mu);
+  b.done = true;
+  b.cv.notify_all();
+  return true;
+}
+
+}  // namespace
+
 void launch_build(scipis_build& b) {
   b.started = std::chrono::steady_clock::now();
   b.started_ns = realtime_ns();
+  if (refresh_on_caller(b)) return;
   try {
     b.coordinator = EngineThread([pb = &b] { coordinate(pb); });
   } catch (...) {

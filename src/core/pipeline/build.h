@@ -36,8 +36,8 @@ struct RefreshState {
   std::vector<scipis::ChainLink> links;  // current's chains, then the new links too
   scipis::DeadSeqs racy;          // current's racy list (pipeline/compact.h)
   scipis::DirRecords dirs;        // current's, when the walk skips unchanged ones
-  std::vector<uint8_t> old_registers;  // current's TERMS, when it has a sound one
-  std::vector<uint8_t> registers;  // the new generation's
+  scipis::DistinctTerms::Shared old_registers;  // current's TERMS, when it has a sound one
+  scipis::DistinctTerms::Shared registers;  // the new generation's
   bool registers_unmoved = false;  // registers equal a sound old_registers
   // The indexers' start, shared with the pipeline: refresh_prepare adds
   // the small last segments they may take in.
@@ -59,6 +59,7 @@ struct scipis_build {
   std::condition_variable cv;
   bool done = false;
   bool aborted = false;  // never commit, even if the pipeline finished
+  bool prepared = false;  // refresh_prepare ran (on the calling thread)
   std::exception_ptr error;
   std::vector<std::string> garbage;
   std::chrono::steady_clock::time_point started;

@@ -151,7 +151,7 @@ void Pipeline::place(NumaRole role, int index, int node) {
   set_thread_memory_node(id, placer_);
 }
 
-void Pipeline::run() {
+void Pipeline::run(bool on_caller) {
   const auto& o = cfg_.opts;
   const size_t nodes = plan_.node_count();
   // A refresh makes only the directories its segments go to (put_segment;
@@ -160,9 +160,9 @@ void Pipeline::run() {
     mkdir_p(cfg_.gen_dir + "/" + tf_dir(static_cast<uint32_t>(i)));
     mkdir_p(cfg_.gen_dir + "/" + file_dir(static_cast<uint32_t>(i)));
   }
-  auto guard = [this](auto fn) {
-    return [this, fn] {
-      keep_freed_huge_pages();
+  auto guard = [this](auto fn, bool keep = true) {
+    return [this, fn, keep] {
+      if (keep) keep_freed_huge_pages();
       try {
         fn();
       } catch (...) {
@@ -179,16 +179,14 @@ void Pipeline::run() {
   // A pinned thread stays pinned: the plan's threads are the build's own.
   const bool own = placer_ != nullptr;
   std::vector<EngineThread> crawlers, readers, indexers, writers;
-  const bool walked = walk_here();
+  const bool walked = walked_ || walk_here();
   if (walked) {
     const int node = plan_.reader_node[0];
-    found_.count_to_read = true;
-    guard([this, node, &work] {
-      Crawler(cfg_.rules, *files_[static_cast<size_t>(node)], stop_, found_, node)
-          .run(work, totals_.skipped);
-      found_.done.store(!stop_.load() && !paused_.load());
-    })();
-    if (!stop_.load() && found_.to_read.load() <= kHereBytes) {
+    if (!walked_) {
+      keep_freed_huge_pages();
+      walk(node);
+    }
+    if (fits_here()) {
       // Blocks the size of what is read, not of a build's: a buffer
       // under malloc's mapping threshold is neither mapped nor unmapped
       // (with a shootdown of every thread's TLB) at each refresh.
@@ -196,7 +194,7 @@ void Pipeline::run() {
       cfg_.opts.block_size = std::min(cfg_.opts.block_size, want);
       pack_limit_ = cfg_.opts.block_size / 4;
       make_pools();
-      guard([this, node] { run_here(node); })();
+      guard([this, node] { run_here(node); }, !on_caller)();
       here_indexers_.clear();
       here_writer_.reset();
       return end_run();
@@ -227,6 +225,26 @@ void Pipeline::run() {
   to_writer_.close();
   for (auto& t : writers) t.join();
   end_run();
+}
+
+void Pipeline::walk(int node) {
+  found_.count_to_read = true;
+  try {
+    CrawlWork work(*cfg_.starts);
+    Crawler(cfg_.rules, *files_[static_cast<size_t>(node)], stop_, found_, node).run(work, totals_.skipped);
+    found_.done.store(!stop_.load() && !paused_.load());
+  } catch (...) {
+    record_error(std::current_exception());
+  }
+}
+
+bool Pipeline::fits_here() const { return !stop_.load() && found_.to_read.load() <= kHereBytes; }
+
+bool Pipeline::walk_first() {
+  if (walked_ || !may_walk_first()) return false;
+  walked_ = true;
+  walk(plan_.reader_node[0]);
+  return fits_here();
 }
 
 void Pipeline::end_run() {

@@ -68,8 +68,16 @@ class Pipeline {
   // collection's size.
   static size_t memory_bound(const scipis_options& o);
   // Runs every stage to completion (or until stop); throws the first
-  // fatal error of any thread.
-  void run();
+  // fatal error of any thread. on_caller: after walk_first() said it fits,
+  // on the same thread.
+  void run(bool on_caller = false);
+  // Before run(), on a thread that is not the pipeline's own (no NUMA
+  // placement, no kept huge pages): walks a few named files (walk_here)
+  // and says whether run() will then do the rest on the calling thread
+  // too (what they need read is at most kHereBytes). False, nothing done,
+  // when placement is planned or walk_here() does not hold.
+  bool walk_first();
+  bool may_walk_first() const { return !placer_ && walk_here(); }
   void stop() { stop_.store(true); }
   // Ends the build early but whole: the walk and the readers stop at file
   // boundaries, the indexers flush what they hold, the writers write and
@@ -144,6 +152,8 @@ class Pipeline {
   // it is this little (bytes to read): starting, feeding and joining the
   // stages' threads cost more than the work.
   bool walk_here() const;
+  void walk(int node);
+  bool fits_here() const;
   void run_here(int node);
   // The readers' buffers, of cfg_.opts.block_size, per node of the plan.
   void make_pools();
@@ -157,6 +167,7 @@ class Pipeline {
   PipelineTotals totals_;
   CrawlCounters found_;
   std::atomic<bool> reading_done_{false};
+  bool walked_ = false;  // walk_first() walked
   std::atomic<bool> paused_{false};
   std::atomic<uint32_t> marks_written_{0};
   uint64_t pack_limit_;  // files of at most this many bytes are packed

@@ -269,16 +269,16 @@ void refresh_conclude(scipis_build* b) {
   m.skipped = r.scope.empty() ? t.skipped.load() : std::max(cur.skipped, t.skipped.load());
   // The indexers start from the old registers (the first) and zeros: if
   // no register moved, their merge is the old registers.
-  if (!r.old_registers.empty() && !b->pipeline->terms_moved()) {
+  if (r.old_registers && !b->pipeline->terms_moved()) {
     r.registers = r.old_registers;
     r.registers_unmoved = true;
   } else {
-    r.registers = b->pipeline->term_registers();
-    r.registers_unmoved = !r.old_registers.empty() && r.registers == r.old_registers;
+    r.registers = std::make_shared<const std::vector<uint8_t>>(b->pipeline->term_registers());
+    r.registers_unmoved = r.old_registers && *r.registers == *r.old_registers;
   }
   // Registers no new term moved estimate what they did (the estimate's
   // pass over them was a tenth of a refresh that found nothing to do).
-  m.terms = r.registers_unmoved ? cur.terms : DistinctTerms::estimate(r.registers);
+  m.terms = r.registers_unmoved ? cur.terms : DistinctTerms::estimate(*r.registers);
   // Segments the indexers took in are in their new ones.
   const std::vector<SegmentRef> taken = b->pipeline->absorbed();
   m.segments.clear();
@@ -308,7 +308,7 @@ struct RefreshLists {
     if (b->next.deleted > 0) dead = encode_deletes(r.dead);
     if (b->next.chain_links > 0) chains = encode_chains(r.links);
     if (count_dead(r.racy) > 0) racy = encode_deletes(r.racy);
-    if (!r.registers_unmoved) terms = encode_terms(r.registers);
+    if (!r.registers_unmoved) terms = encode_terms(*r.registers);
     if (b->dirs) dirs = b->dirs->encode(b->rules_id);
   }
 };
@@ -451,8 +451,8 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     RefreshState& rs = *b->refresh;
     rs.resume = resume;
     const auto registers = state_registers(*state);
-    resume->indexers[0].sketch = *registers;
-    if (registers->size() == DistinctTerms::kRegisters) rs.old_registers = *registers;
+    resume->indexers[0].sketch = registers;
+    if (registers->size() == DistinctTerms::kRegisters) rs.old_registers = registers;
     b->cfg.resume = std::move(resume);
 
     rs.current = *current;

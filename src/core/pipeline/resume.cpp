@@ -179,7 +179,7 @@ ResumeState plan_resume(const std::string& gen_dir, uint32_t indexers) {
       ix.bytes = last.bytes;
       ix.tokens = last.tokens;
       ix.docs_with_tokens = last.docs_with_tokens;
-      ix.sketch = last.sketch;
+      ix.sketch = std::make_shared<const std::vector<uint8_t>>(last.sketch);
       for (const auto& m : chain) st.kept.push_back(m.ref);
     }
     st.files += ix.files;

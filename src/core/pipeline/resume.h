@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "index/distinct_terms.h"
 #include "index/manifest.h"
 #include "index/path_index.h"
 
@@ -96,7 +97,7 @@ struct ResumeState {
   struct Indexer {
     uint32_t segs = 0;  // kept segments 0..segs-1
     uint64_t next_seq = 0, files = 0, bytes = 0, tokens = 0, docs_with_tokens = 0;
-    std::vector<uint8_t> sketch;
+    DistinctTerms::Shared sketch;  // null: none (zeros)
     // Segments taken in before the first new document, if any comes, in
     // order: their refs, and what decodes their documents then (a refresh
     // that gives this indexer nothing decodes nothing).
