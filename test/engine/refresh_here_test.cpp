@@ -220,3 +220,51 @@ TEST(RefreshHere, KeptDocumentsAreTheSegments) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// The file data a refresh of named paths read (small parts, read into
+// memory) is kept for the next one: the same bytes as the segment's, and
+// never those of another collection made later in the same directory.
+TEST(RefreshHere, KeptFileDataIsTheSegmentsOwn) {
+  AppendMin every_size(0);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(53);
+  const std::string big = root + "/big.log";
+  testutil::write(big, lines(rng, 64 << 10));
+  other_files(root, rng);
+  const scipis_options o = one_segment_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  for (int round = 0; round < 2; round++) {
+    append(big, lines(rng, 500) + " fd" + std::to_string(round));
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {big}, &st, &err), 0) << err.message;
+    scipis::Collection c(dir);
+    const scipis::SegmentState& first = *c.indexer(0).segs[0];
+    const auto kept = scipis::kept_file_data(dir, c.manifest(), first.ref);
+    ASSERT_NE(kept, nullptr) << round;
+    scipis::SegmentState& s = *c.indexer(0).segs[0];
+    const scipis::FileBlocks& fb = c.files(s);
+    EXPECT_EQ(fb.records(), s.ref.docs);
+    EXPECT_EQ(kept->bytes(), s.file_map->bytes()) << round;
+    check(dir, root, "kept file data " + std::to_string(round), {"fd" + std::to_string(round)});
+  }
+  // Made again in the same directory: its segments are other ones.
+  testutil::rm_rf(dir);
+  testutil::write(root + "/f-new", lines(rng, 3000));
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  {
+    scipis::Collection c(dir);
+    for (const scipis::SegmentRef& ref : c.manifest().segments)
+      EXPECT_EQ(scipis::kept_file_data(dir, c.manifest(), ref), nullptr);
+  }
+  append(big, lines(rng, 500) + " fd9");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {big, root + "/f-new"}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_appended, 1u);
+  check(dir, root, "made again", {"fd9", "fd0"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}

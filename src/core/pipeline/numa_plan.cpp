@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 namespace scipis {
 
@@ -14,6 +16,22 @@ NumaTopology NumaTopology::detect() {
   CPU_ZERO(&allowed);
   if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
     for (int c = 0; c < CPU_SETSIZE; c++) CPU_SET(c, &allowed);
+  // The last answer, for the same CPUs allowed: every refresh makes a
+  // pipeline, and walking libnuma's masks was a few percent of an append's.
+  // (libnuma keeps its node-to-CPU maps for the process's life too.)
+  static std::mutex mu;
+  static std::optional<std::pair<cpu_set_t, NumaTopology>> last;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    if (last && CPU_EQUAL(&last->first, &allowed)) return last->second;
+  }
+  NumaTopology t = detect_for(allowed);
+  std::lock_guard<std::mutex> lk(mu);
+  last.emplace(allowed, t);
+  return t;
+}
+
+NumaTopology NumaTopology::detect_for(const cpu_set_t& allowed) {
   NumaTopology t;
   if (numa_available() >= 0) {
     struct bitmask* mask = numa_allocate_cpumask();

@@ -6,6 +6,8 @@
 // machines this one is not (pipeline/numa_plan.cpp).
 #pragma once
 
+#include <sched.h>
+
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -23,6 +25,9 @@ struct NumaTopology {
   // This machine as libnuma reports it, limited to the CPUs the process
   // may use; one node holding every allowed CPU where libnuma is absent.
   static NumaTopology detect();
+
+ private:
+  static NumaTopology detect_for(const cpu_set_t& allowed);
 };
 
 enum class NumaRole { kCrawler, kReader, kIndexer, kWriter };

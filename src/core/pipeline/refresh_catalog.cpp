@@ -78,7 +78,11 @@ void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
   std::string paths;
-  const FileBlocks& fb = c.files(s);
+  // A refresh of named paths reads a few blocks of each segment; one of
+  // the whole tree reads every segment whole, checking it again.
+  const auto known = scope.empty() ? nullptr : kept_file_data(c.dir(), c.manifest(), s.ref);
+  const FileBlocks& fb = c.files(s, known);
+  if (!known && !scope.empty()) keep_file_data(c.dir(), c.manifest(), s.ref, s.file_map);
   // The scope as ranges of what follows the segment's common prefix:
   // blocks whose path fences meet none are not decoded.
   struct Range {

@@ -187,9 +187,15 @@ void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out)
   pread_exact(fd->get(), out.data(), len, s.tf_base + at, p);
 }
 
-const FileBlocks& Collection::files(SegmentState& s) {
+const FileBlocks& Collection::files(SegmentState& s, std::shared_ptr<const MappedFile> known) {
   if (!s.files) {
-    SegmentPart part = s.parts->open(Part::kFileData, 0, &s.ref.file_data_bytes);
+    SegmentPart part;
+    if (known && known->bytes().size() == s.ref.file_data_bytes) {
+      part.name = known->path();
+      part.map = std::move(known);
+    } else {
+      part = s.parts->open(Part::kFileData, 0, &s.ref.file_data_bytes);
+    }
     auto fb = std::make_unique<FileBlocks>(part.name, part.map->bytes());
     if (fb->records() != s.ref.docs) fail_corrupt(part.name, "document count differs from the manifest");
     s.file_map = std::move(part.map);

@@ -95,8 +95,9 @@ class Collection {
   bool is_current() const;
 
   const TfMeta& tf_meta(SegmentState& s, uint32_t split);
-  // The segment's file data, mapped on first use.
-  const FileBlocks& files(SegmentState& s);
+  // The segment's file data, mapped on first use; with known, those bytes
+  // (read before, of the same segment) instead of its file's.
+  const FileBlocks& files(SegmentState& s, std::shared_ptr<const MappedFile> known = nullptr);
   const FileMeta& file_meta(SegmentState& s, uint32_t split);
   // The segment's path trigram index, mapped on first use.
   const PathTrigrams& trigrams(SegmentState& s);

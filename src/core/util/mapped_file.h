@@ -35,6 +35,9 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   std::string_view bytes() const { return {static_cast<const char*>(p_), n_}; }
   const std::string& path() const { return path_; }
+  // Its bytes were read into memory (a small file's, or a slice of one):
+  // keeping it keeps no file mapped.
+  bool in_memory() const { return whole_ ? whole_->in_memory() : read_ != nullptr || n_ == 0; }
 
  private:
   MappedFile(std::string path, const void* p, size_t n) : path_(std::move(path)), p_(p), n_(n) {}
