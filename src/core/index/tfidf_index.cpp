@@ -276,6 +276,17 @@ size_t TfIdfIndex::dictionary_order(KeyIndex* keys) const {
 }
 
 void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
+  // A few keys (a refresh's segment of one small file): insertion, as
+  // stable as the passes below, without their eight histograms.
+  if (n <= 32) {
+    for (size_t i = 1; i < n; i++) {
+      const KeyIndex k = keys[i];
+      size_t j = i;
+      for (; j > 0 && keys[j - 1].key > k.key; j--) keys[j] = keys[j - 1];
+      keys[j] = k;
+    }
+    return;
+  }
   radix_tmp_.reset(n * sizeof(KeyIndex));
   KeyIndex* from = keys;
   KeyIndex* to = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
