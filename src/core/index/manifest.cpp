@@ -28,6 +28,8 @@ constexpr uint32_t kSegJournal = 4;
 
 std::string Manifest::encode() const {
   std::string body;
+  // Grown once: each refresh encodes a manifest twice or more.
+  body.reserve(16 + 256 + 8 * 8 + segments.size() * 88);
   put_u64(body, generation);
   put_u32(body, split_factor);
   put_u32(body, indexers);

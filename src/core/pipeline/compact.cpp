@@ -8,9 +8,11 @@
 #include <exception>
 #include <map>
 #include <thread>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "index/chains.h"
 #include "index/deletes.h"
 #include "index/path_index.h"
@@ -32,16 +34,16 @@ using namespace scipis;
 namespace scipis {
 
 size_t first_uncut(const Manifest& m, uint32_t indexer, size_t j) {
-  std::vector<const SegmentRef*> segs;
-  for (const SegmentRef& s : m.segments)
-    if (s.indexer == indexer) segs.push_back(&s);
+  // Each segment's first_seq and the seq its first document has; on the
+  // stack for the usual few segments (every refresh and merge check asks).
+  absl::InlinedVector<std::pair<uint64_t, uint64_t>, 32> segs;
   uint64_t a = 0;
-  std::vector<uint64_t> first;
-  for (const SegmentRef* s : segs) {
-    first.push_back(a);
-    a += s->docs;
+  for (const SegmentRef& s : m.segments) {
+    if (s.indexer != indexer) continue;
+    segs.emplace_back(s.first_seq, a);
+    a += s.docs;
   }
-  while (j > 0 && segs[j]->first_seq == first[j] + 1) j--;
+  while (j > 0 && segs[j].first == segs[j].second + 1) j--;
   return j;
 }
 
@@ -50,7 +52,7 @@ uint64_t absorb_max_bytes(uint32_t split_factor) {
 }
 
 size_t take_in_from(const Manifest& m, uint32_t indexer) {
-  std::vector<const SegmentRef*> segs;
+  absl::InlinedVector<const SegmentRef*, 32> segs;
   for (const SegmentRef& s : m.segments)
     if (s.indexer == indexer) segs.push_back(&s);
   const uint64_t bound = absorb_max_bytes(m.split_factor);
