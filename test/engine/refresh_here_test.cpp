@@ -41,6 +41,16 @@ uint64_t tasks_of(const std::string& dir, const std::string& root, const scipis_
   return scipis::engine_tasks_started() - before;
 }
 
+// A 64 KiB log (root/big.log) beside other files, built with one segment
+// per indexer: what these tests append to.
+int build_big_log(const std::string& root, const std::string& dir, std::mt19937& rng, scipis_error* err) {
+  testutil::write(root + "/big.log", lines(rng, 64 << 10));
+  other_files(root, rng);
+  scipis_build_stats st;
+  settle();
+  return testutil::build(dir, root, one_segment_options(), &st, err);
+}
+
 }  // namespace
 
 TEST(RefreshHere, FewNamedFilesRunOnTheCallingThread) {
@@ -107,13 +117,10 @@ TEST(RefreshHere, DamageMetOnTheCallingThreadFailsIt) {
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(43);
   const std::string big = root + "/big.log";
-  testutil::write(big, lines(rng, 64 << 10));
-  other_files(root, rng);
   const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;
-  settle();
-  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(build_big_log(root, dir, rng, &err), 0) << err.message;
   append(big, lines(rng, 300));
   settle();
   ASSERT_EQ(refresh(dir, root, o, {big}, &st, &err), 0) << err.message;
@@ -167,13 +174,10 @@ TEST(RefreshHere, KeptDocumentsAreTheSegments) {
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(47);
   const std::string big = root + "/big.log";
-  testutil::write(big, lines(rng, 64 << 10));
-  other_files(root, rng);
   const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;
-  settle();
-  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(build_big_log(root, dir, rng, &err), 0) << err.message;
   for (int step = 0; step < 6; step++) {
     append(big, lines(rng, 500) + " kept" + std::to_string(step) + (step % 2 ? "\n" : ""));
     if (step == 3) testutil::write(root + "/n" + std::to_string(step), lines(rng, 300));
@@ -229,13 +233,10 @@ TEST(RefreshHere, KeptFileDataIsTheSegmentsOwn) {
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   std::mt19937 rng(53);
   const std::string big = root + "/big.log";
-  testutil::write(big, lines(rng, 64 << 10));
-  other_files(root, rng);
   const scipis_options o = one_segment_options();
   scipis_build_stats st;
   scipis_error err;
-  settle();
-  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(build_big_log(root, dir, rng, &err), 0) << err.message;
   for (int round = 0; round < 2; round++) {
     append(big, lines(rng, 500) + " fd" + std::to_string(round));
     settle();

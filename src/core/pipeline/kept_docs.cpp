@@ -61,31 +61,35 @@ struct KeptFileData {
 
 std::mutex kept_file_data_mu;
 std::vector<KeptFileData> kept_file_data_list;  // newest last
+
+// Segment s of m's kept entry, or null; kept_file_data_mu held.
+const KeptFileData* find_file_data(const std::string& dir, const Manifest& m, const SegmentRef& s) {
+  const uint64_t home = m.home_of(s);
+  for (const KeptFileData& k : kept_file_data_list)
+    if (k.dir == dir && same_segment_place(k.ref, k.home, s, home)) return &k;
+  return nullptr;
+}
 }  // namespace
 
 void keep_file_data(const std::string& dir, const Manifest& m, const SegmentRef& s,
                     const std::shared_ptr<const MappedFile>& bytes) {
   if (!bytes || !bytes->in_memory()) return;
   std::lock_guard<std::mutex> lk(kept_file_data_mu);
-  const uint64_t home = m.home_of(s);
   // This collection's that m no longer holds (merged, taken in, rebuilt).
   std::erase_if(kept_file_data_list, [&](const KeptFileData& k) {
     return k.dir == dir && std::none_of(m.segments.begin(), m.segments.end(), [&](const SegmentRef& x) {
              return same_segment_place(k.ref, k.home, x, m.home_of(x));
            });
   });
-  for (const KeptFileData& k : kept_file_data_list)
-    if (k.dir == dir && same_segment_place(k.ref, k.home, s, home)) return;
+  if (find_file_data(dir, m, s)) return;
   if (kept_file_data_list.size() >= kKeptFileData) kept_file_data_list.erase(kept_file_data_list.begin());
-  kept_file_data_list.push_back({dir, home, s, bytes});
+  kept_file_data_list.push_back({dir, m.home_of(s), s, bytes});
 }
 
 std::shared_ptr<const MappedFile> kept_file_data(const std::string& dir, const Manifest& m, const SegmentRef& s) {
   std::lock_guard<std::mutex> lk(kept_file_data_mu);
-  const uint64_t home = m.home_of(s);
-  for (const KeptFileData& k : kept_file_data_list)
-    if (k.dir == dir && same_segment_place(k.ref, k.home, s, home)) return k.bytes;
-  return nullptr;
+  const KeptFileData* k = find_file_data(dir, m, s);
+  return k ? k->bytes : nullptr;
 }
 
 std::shared_ptr<const AbsorbDocs> kept_docs(const std::string& dir, const Manifest& m, const SegmentRef& s) {
