@@ -11,6 +11,7 @@
 #include "pipeline/append.h"
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
+#include "query/collection.h"
 #include "util/fileio.h"
 #include "refresh_util.h"
 #include "test_util.h"
@@ -503,6 +504,69 @@ TEST(Compact, LinksFoldWithoutTheirRoot) {
   ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
   EXPECT_EQ(st.chain_links, 0u);
   check(dir, root, "all", kCompactMore);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+// A chain whose members lie in both indexers: a merge of indexer 0's
+// newer segments, not of indexer 1's segment that holds a member between
+// them, folds only the members after that one into the last; a member
+// merged before it is copied as it is, its postings and its link's
+// retraction its own. (A refresh of a few named paths deals them to the
+// indexers in turn, in path order; the merge's plan is set.)
+TEST(Compact, PartialFoldAcrossIndexers) {
+  AppendMin every_size(0);
+  std::mt19937 rng(47);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  const std::string log = root + "/m.log", a0 = root + "/a0";
+  testutil::write(log, lines(rng, 20000) + " w1");
+  testutil::write(a0, lines(rng, 3000));
+  other_files(root, rng);
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 64 << 20;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  // a0 to indexer 0, the log after it to indexer 1; alone, to indexer 0.
+  const std::vector<std::vector<std::string>> rounds = {{log}, {a0, log}, {log}, {log}, {log}};
+  for (size_t r = 0; r < rounds.size(); r++) {
+    for (const auto& f : rounds[r])
+      // Continuing the last token ("w1" -> "w12") or not; ending in a
+      // token (the next link retracts the piece it reads again) or not
+      // (the log's second link, 1's, retracts nothing; the others do).
+      std::ofstream(f, std::ios::app) << (r % 2 ? "2 " : " ") + lines(rng, 400) + (r == 0 ? "\n" : " w1");
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, rounds[r], &st, &err), 0) << err.message;
+  }
+  std::vector<scipis::DocId> members;
+  size_t segments0 = 0;
+  {
+    scipis::Collection c(dir);
+    for (const auto& ch : c.chains())
+      if (ch.members.size() == 6) members = ch.members;
+    segments0 = c.indexer(0).segs.size();
+  }
+  // The log's five links: indexer 0's, 1's, then 0's.
+  ASSERT_EQ(members.size(), 6u);
+  EXPECT_EQ(members[1].indexer, 0u);
+  EXPECT_EQ(members[2].indexer, 1u);
+  for (size_t m = 3; m < 6; m++) EXPECT_EQ(members[m].indexer, 0u);
+  ASSERT_GE(segments0, 2u);
+  check(dir, root, "before the merge", kCompactMore);
+  // Indexer 0's segments after the build's, none of indexer 1's.
+  scipis::set_compaction_plan({1, SIZE_MAX});
+  const int rc = compact(dir, o, false, &st, &err);
+  scipis::set_compaction_plan({});
+  ASSERT_EQ(rc, 0) << err.message;
+  EXPECT_EQ(st.chains_folded, 1u);
+  {
+    scipis::Collection c(dir);
+    ASSERT_EQ(c.chains().size(), 2u);  // the log's and a0's
+    const auto& kept = c.chains()[c.chain_of(members[2].indexer, members[2].seq)].members;
+    EXPECT_EQ(kept.size(), 4u);  // the root, the link before 1's, 1's, the folded one
+  }
+  check(dir, root, "after the merge", kCompactMore);
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }

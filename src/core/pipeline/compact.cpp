@@ -281,12 +281,30 @@ void scipis::link_segment(const std::string& from, const std::string& to, const 
 
 namespace {
 
+std::mutex forced_plan_mu;
+std::vector<size_t> forced_plan_from;
+
+std::vector<size_t> forced_plan() {
+  std::lock_guard<std::mutex> lk(forced_plan_mu);
+  return forced_plan_from;
+}
+
+}  // namespace
+
+void scipis::set_compaction_plan(std::vector<size_t> from) {
+  std::lock_guard<std::mutex> lk(forced_plan_mu);
+  forced_plan_from = std::move(from);
+}
+
+namespace {
+
 // Where each indexer's merge starts, as compact_run merges: the tail
 // tiers (or the beside merge's plan), an indexer of one segment with
 // nothing to reclaim left be, reaching back to garbage and forward to the
 // members of chains whose roots it holds.
 std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const CompactState& cs) {
   const uint32_t ni = cur.indexers;
+  if (auto forced = forced_plan(); !cs.beside && forced.size() == ni) return forced;
   std::vector<size_t> from_seg = cs.beside ? cs.plan : plan_merges(cur, cs.all, cs.max_bytes);
   const auto refs = refs_by_indexer(cur);  // with their sizes filled
   // An indexer of one segment with nothing to drop or fold is left be.
@@ -588,7 +606,10 @@ void compact_run(scipis_build* b) {
           d.seq = next_seq++;
           if (nq != d.seq) fail(SCIPIS_E_INTERNAL, "compaction lost count of its documents");
           const int64_t ch = c.chain_of(i, q);
-          if (folds(ch)) {
+          // Only the chain's last member takes the fold in: one merged
+          // here before a member that another indexer keeps unmerged is
+          // copied as it is (it stays a link of the chain).
+          if (folds(ch) && chains[static_cast<size_t>(ch)].last() == DocId{i, q}) {
             // The folded members as one document: their counts summed,
             // less what the links after the first of them retracted.
             const size_t u = static_cast<size_t>(ch);
@@ -672,8 +693,10 @@ void compact_run(scipis_build* b) {
     if (folds(ch) && (fold_from[static_cast<size_t>(ch)] == 0 || folded_member.contains(l.ext))) continue;
     ChainLink n = l;
     // The link a partial fold folded into keeps the first folded one's
-    // retraction (of the piece the member before cut).
-    if (folds(ch)) n.retract = kept_retract[static_cast<size_t>(ch)];
+    // retraction (of the piece the member before cut); those before the
+    // fold keep their own.
+    if (folds(ch) && chains[static_cast<size_t>(ch)].last() == l.ext)
+      n.retract = kept_retract[static_cast<size_t>(ch)];
     n.root = new_id(l.root);
     n.ext = new_id(l.ext);
     links.push_back(std::move(n));

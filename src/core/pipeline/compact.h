@@ -87,6 +87,11 @@ size_t take_in_from(const Manifest& m, uint32_t indexer);
 std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes = kMaxAutoMergeBytes,
                                 bool keep_full = true);
 
+// Tests: merges (not beside refreshes) of a collection of from.size()
+// indexers start each indexer's at these segments (SIZE_MAX: none)
+// instead of where they would plan to; empty: as planned.
+void set_compaction_plan(std::vector<size_t> from);
+
 // A merge beside refreshes (SCIPIS_COMPACT_BESIDE) works in this
 // directory of the collection's, flock()ed on its file LOCK while it runs:
 // refreshes leave it be then, and remove it as garbage once it is not.
