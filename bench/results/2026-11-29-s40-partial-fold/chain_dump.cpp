@@ -54,10 +54,7 @@ int main(int argc, char** argv) {
         }
       }
     }
-    for (uint64_t q = 0; q < ix.docs(); q++) {
-      (void)q;
-    }
-    // postings sums of matching docs printed after all segments
+    // The path's documents' postings sums, once every segment is read.
     for (size_t j = 0; j < ix.segs.size(); j++) {
       SegmentState& s = *ix.segs[j];
       const FileBlocks& fb = c.files(s);
@@ -81,14 +78,8 @@ int main(int argc, char** argv) {
   }
   for (size_t ch = 0; ch < c.chains().size(); ch++) {
     const Chain& k = c.chains()[ch];
-    bool ours = false;
-    for (const DocId& d : k.members) {
-      (void)d;
-    }
-    // chains whose root is printed above: print all, filter later
     std::printf("chain %zu tokens %llu:", ch, (unsigned long long)k.tokens);
     for (const DocId& d : k.members) std::printf(" %u/%llu", d.indexer, (unsigned long long)d.seq);
     std::printf(" retract %zu\n", k.retract.size());
-    (void)ours;
   }
 }
