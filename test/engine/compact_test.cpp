@@ -570,3 +570,60 @@ TEST(Compact, PartialFoldAcrossIndexers) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// Refreshes beside a long merge take in the small segments they add (not
+// those the merge holds): an indexer gains at most kTakeInRun segments
+// however many refreshes commit before the merge does, and the merge's
+// work still lands.
+TEST(Compact, RefreshesBesideAMergeTakeInTheirOwnSegments) {
+  AppendMin every_size(0);
+  std::mt19937 rng(23);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::vector<std::string> files;
+  for (int i = 0; i < 10; i++) {
+    files.push_back(root + "/f" + std::to_string(i) + ".log");
+    testutil::write(files.back(), lines(rng, 3000 + rng() % 3000));
+  }
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
+  o.split_factor = 1;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  for (int k = 0; k < 12 && !has_tier(dir); k++) {
+    testutil::write(files[static_cast<size_t>(k % 10)], wide_lines(rng, 160 << 10));
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  }
+  ASSERT_TRUE(has_tier(dir));
+  auto segments_of = [&](uint32_t indexer) {
+    size_t n = 0;
+    for (const scipis::SegmentRef& s : scipis::read_current(dir).m.segments) n += s.indexer == indexer;
+    return n;
+  };
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  // Its work done, its commit not yet: it holds its segments all along.
+  while (!scipis_build_wait(b, 100)) {
+  }
+  const size_t at_start = segments_of(0);
+  const std::string& log = files[0];
+  for (int r = 0; r < 7; r++) {
+    std::ofstream(log, std::ios::app) << " " + lines(rng, 500);
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {log}, &st, &err), 0) << err.message;
+    EXPECT_EQ(st.files_appended, 1u) << r;
+    EXPECT_GT(segments_of(0), at_start) << r;
+    EXPECT_LE(segments_of(0), at_start + scipis::kTakeInRun) << r;
+    check(dir, root, "beside the merge, refresh " + std::to_string(r), kCompactMore);
+    if (HasFailure()) break;
+  }
+  const size_t before = segments_of(0) + segments_of(1);
+  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  EXPECT_LT(st.segments, before);
+  check(dir, root, "after the merge", kCompactMore);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}

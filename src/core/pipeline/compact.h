@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,11 @@ void set_compaction_plan(std::vector<size_t> from);
 // refreshes leave it be then, and remove it as garbage once it is not.
 inline const char* kMergeStage = "merging";
 bool merge_stage_busy(const std::string& stage);
+// While one runs: how many segments each indexer had when it started
+// (those it may hold: a refresh takes in only segments after them), from
+// the LOCK file; empty when the file names none it can trust. Not
+// running: nullopt.
+std::optional<std::vector<size_t>> merge_stage_held(const std::string& stage);
 
 struct CompactState {
   bool all = false;

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "index/chains.h"
 #include "index/deletes.h"
@@ -56,6 +58,30 @@ bool scipis::merge_stage_busy(const std::string& stage) {
   return busy;
 }
 
+std::optional<std::vector<size_t>> scipis::merge_stage_held(const std::string& stage) {
+  const int fd = ::open((stage + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  char text[256];
+  const ssize_t n = busy ? ::pread(fd, text, sizeof text - 1, 0) : 0;
+  ::close(fd);
+  if (!busy) return std::nullopt;
+  // "held N0 N1 ...\n", written once the merge knows its plan: anything
+  // else (not written yet, cut short) holds every segment.
+  std::vector<size_t> held;
+  if (n <= 5 || text[n - 1] != '\n' || std::memcmp(text, "held", 4) != 0) return held;
+  text[n] = '\0';
+  for (const char* p = text + 4; *p != '\n';) {
+    char* end;
+    errno = 0;
+    const unsigned long long v = std::strtoull(p, &end, 10);
+    if (end == p || errno != 0 || (*end != ' ' && *end != '\n')) return std::vector<size_t>();
+    held.push_back(static_cast<size_t>(v));
+    p = end;
+  }
+  return held;
+}
+
 CompactState::~CompactState() {
   if (lock_fd >= 0) ::close(lock_fd);
 }
@@ -75,6 +101,16 @@ void scipis::beside_prepare(scipis_build* b) {
   // Full flushes too: a merge that holds up nothing may rewrite a big
   // segment for the small ones after it (each byte about log8 times).
   cs.plan = plan_merges(cs.current, false, cs.max_bytes, false);
+  // Refreshes meanwhile may take in the segments they add, not these.
+  {
+    std::vector<size_t> held(cs.current.indexers, 0);
+    for (const SegmentRef& s : cs.current.segments) held[s.indexer]++;
+    std::string text = "held";
+    for (size_t h : held) text += " " + std::to_string(h);
+    text += "\n";
+    if (::pwrite(cs.lock_fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+      fail_io(errno, "write", cs.stage + "/LOCK");
+  }
   cs.snapshot = std::make_unique<Collection>(b->dir, cs.state);
   Collection& c = *cs.snapshot;
   if (c.manifest().generation != cs.current.generation || c.journal_records() != cs.state.records)

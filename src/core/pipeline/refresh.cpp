@@ -173,12 +173,19 @@ void refresh_prepare(scipis_build* b) {
   r.dead.assign(r.current.indexers, {});
   for (uint32_t i = 0; i < r.current.indexers; i++) r.dead[i] = c.indexer(i).dead;
   r.links = c.chain_links();
-  // A merge beside refreshes may hold the last segments: taken in, they
-  // would be gone at its commit, and its work dropped.
-  const bool merging = merge_stage_busy(b->dir + "/" + kMergeStage);
-  for (uint32_t i = 0; i < r.current.indexers && !merging; i++) {
+  // A merge beside refreshes holds the segments there were when it
+  // started: taken in, they would be gone at its commit, and its work
+  // dropped. Those refreshes added since are taken in as ever (else they
+  // piled up while a long merge ran).
+  const auto held = merge_stage_held(b->dir + "/" + kMergeStage);
+  for (uint32_t i = 0; i < r.current.indexers; i++) {
     IndexerState& ix = c.indexer(i);
-    const size_t from = take_in_from(r.current, i);
+    size_t from = take_in_from(r.current, i);
+    if (held) {
+      if (i >= held->size()) continue;
+      from = std::max(from, (*held)[i]);
+      if (from < ix.segs.size() && first_uncut(r.current, i, from) != from) continue;
+    }
     if (from + kTakeInRun > ix.segs.size()) continue;
     std::vector<SegmentState*> run;
     uint64_t table = 0;
