@@ -663,7 +663,7 @@ void compact_run(scipis_build* b) {
       threads.emplace_back([&, t] {
         // Beside refreshes, a merge takes the cores the refreshes leave:
         // they decide how fresh the collection is.
-        if (cs.beside) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kBesideNice);
+        if (cs.beside && cs.nice != 0) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), cs.nice);
         try {
           for (uint32_t i; (i = next.fetch_add(1)) < ni;) merge_indexer(i);
         } catch (...) {

@@ -45,8 +45,12 @@ constexpr uint64_t kGarbageShareDenominator = 2;
 constexpr uint64_t kMaxAutoMergeBytes = 8u << 20;
 // A merge beside refreshes holds up none of them: it may take longer.
 constexpr uint64_t kBesideMergeBytes = 64u << 20;
-// Its threads' nice value (Linux: per thread).
+// Its threads' nice value (Linux: per thread), while the collection has
+// at most kBesideBacklog segments; past that, refreshes' segments pile up
+// faster than a starved merge folds them (each makes every query look
+// into one more), and it runs at the refreshes' own priority.
 constexpr int kBesideNice = 10;
+constexpr size_t kBesideBacklog = 32;
 // With SCIPIS_COMPACT_SMALL (a watcher with changes waiting) at most this
 // many, unless an indexer holds more than kSmallMergeSegments segments.
 constexpr uint64_t kSmallMergeBytes = 1u << 20;
@@ -118,6 +122,7 @@ struct CompactState {
   // What it reads is opened under the lock, at the start: a refresh
   // removes the generation it replaces.
   bool beside = false;
+  int nice = kBesideNice;  // of a merge beside refreshes
   std::vector<size_t> plan;
   std::unique_ptr<Collection> snapshot;
   std::map<std::pair<uint32_t, uint32_t>, std::string> tf_data;  // (indexer, seg)

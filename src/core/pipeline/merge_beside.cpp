@@ -101,6 +101,7 @@ void scipis::beside_prepare(scipis_build* b) {
   // Full flushes too: a merge that holds up nothing may rewrite a big
   // segment for the small ones after it (each byte about log8 times).
   cs.plan = plan_merges(cs.current, false, cs.max_bytes, false);
+  if (cs.current.segments.size() > kBesideBacklog) cs.nice = 0;
   // Refreshes meanwhile may take in the segments they add, not these.
   {
     std::vector<size_t> held(cs.current.indexers, 0);
