@@ -335,3 +335,35 @@ TEST(Refresh, DamagedFileRecordsFailTheRefresh) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// A batch of a few hundred named paths (a watcher's under heavy churn):
+// an indexer writes one segment for it, not a small table's flush and the
+// rest; every answer the oracle's. (One indexer: however a run deals the
+// files, its table holds them all.)
+TEST(Refresh, ABigBatchOfNamedPathsIsOneSegment) {
+  std::mt19937 rng(31);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 20; i++) testutil::write(root + "/log" + std::to_string(i), lines(rng, 4000));
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 1;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  const uint64_t before = st.segments;
+  std::vector<std::string> paths;
+  for (int k = 0; k < 300; k++) {
+    std::string text;
+    while (text.size() < 2048) text += "job" + std::to_string(rng() % 20000) + " step" + std::to_string(rng() % 1000) + "\n";
+    paths.push_back(root + "/new" + std::to_string(k));
+    testutil::write(paths.back(), text);
+  }
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, paths, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_added, 300u);
+  EXPECT_EQ(st.segments, before + 1);
+  check(dir, root, "a batch of 300 new files");
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}

@@ -119,6 +119,11 @@ constexpr uint64_t kRefreshTableStart = 4u << 20;
 // A refresh of named paths (a watcher's batch, a change log's) reads
 // fewer still: clearing and ordering even 4 MiB was a tenth of its time.
 constexpr uint64_t kScopedTableStart = 512u << 10;
+// A batch of many named paths (a watcher's under heavy churn) starts with
+// room for them, up to kRefreshTableStart: from the small table each
+// indexer flushed a segment more, twice the segments such a refresh left
+// for the merges (500 paths of a 1 GiB log tree).
+constexpr uint64_t kScopedTablePerPath = 8u << 10;
 
 // The TERMS registers of a few states, decoded: a watcher refreshes one
 // collection again and again, and each read and checked the same 64 KiB.
@@ -467,7 +472,9 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
     rs.state = std::move(*state);
     rs.scope = scope;
     b->cfg.rules.known = &rs.catalog;
-    b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart : kScopedTableStart;
+    b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart
+                                       : std::clamp<uint64_t>(scope.size() * kScopedTablePerPath,
+                                                              kScopedTableStart, kRefreshTableStart);
     b->cfg.pack_segments = true;
     if (!scope.empty()) {
       b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
