@@ -41,6 +41,8 @@ static void stop_merge(int code, Datum arg);
 
 #define SETTLE_MS 100			/* quiet this long ends a batch */
 #define MAX_BATCH_MS 500		/* a batch ends this long after its first event */
+#define BACKLOG_SEGMENTS 32		/* past this many segments merges lag behind: */
+#define BACKLOG_BATCH_MS 1000	/* fewer, larger batches (each adds segments) */
 #define RESCAN_MS 10000			/* whole-tree refreshes while watches are missing */
 #define CHECK_MS 1000			/* the collection's row looked at again */
 #define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */
@@ -76,6 +78,7 @@ typedef struct Watcher
 	TimestampTz garbage_merge_at;	/* when a merge last ran under the lock */
 	TimestampTz last_event;		/* when the last event of a change came */
 	scipis_build *merge;		/* a merge beside the refreshes, or NULL */
+	uint64		segments;		/* after the last refresh */
 } Watcher;
 
 bool
@@ -507,7 +510,10 @@ refresh(Watcher *w, int64 as_of)
 	ok = b != NULL && scipis_build_finish(b, &stats, &err) == 0 &&
 		scipis_mark_fresh(w->dir, as_of, &err) == 0;
 	if (ok)
+	{
+		w->segments = stats.segments;
 		merge(w, &opts);
+	}
 	scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
 	if (!ok)
 		ereport(LOG,
@@ -595,13 +601,18 @@ scipis_watcher_main(Datum arg)
 			w.why = "unwatched directories";
 			last_rescan = now;
 		}
-		/* The batch ends when quiet for SETTLE_MS or MAX_BATCH_MS after its start. */
+		/*
+		 * The batch ends when quiet for SETTLE_MS or MAX_BATCH_MS after its
+		 * start (BACKLOG_BATCH_MS while segments wait for merges: staleness
+		 * has room to spare, the merges do not).
+		 */
 		if (w.full || w.npaths > 0)
 		{
 			if (first == 0)
 				first = now;
 			if (initial || TimestampDifferenceExceeds(last_event, now, SETTLE_MS) ||
-				TimestampDifferenceExceeds(first, now, MAX_BATCH_MS))
+				TimestampDifferenceExceeds(first, now,
+										   w.segments > BACKLOG_SEGMENTS ? BACKLOG_BATCH_MS : MAX_BATCH_MS))
 			{
 				/* Events of every change before as_of are read by the drain. */
 				int64		as_of = now_ns();
