@@ -41,8 +41,8 @@ static void stop_merge(int code, Datum arg);
 
 #define SETTLE_MS 100			/* quiet this long ends a batch */
 #define MAX_BATCH_MS 500		/* a batch ends this long after its first event */
-#define BACKLOG_SEGMENTS 32		/* past this many segments merges lag behind: */
-#define BACKLOG_BATCH_MS 1000	/* fewer, larger batches (each adds segments) */
+#define BACKLOG_SEGMENTS 32		/* as the engine's kBesideBacklog: merges lag */
+#define BACKLOG_BATCH_MS 1000	/* then fewer, larger batches (each adds segments) */
 #define RESCAN_MS 10000			/* whole-tree refreshes while watches are missing */
 #define CHECK_MS 1000			/* the collection's row looked at again */
 #define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */

@@ -50,13 +50,7 @@ std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
 
 }  // namespace
 
-bool scipis::merge_stage_busy(const std::string& stage) {
-  const int fd = ::open((stage + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  return busy;
-}
+bool scipis::merge_stage_busy(const std::string& stage) { return merge_stage_held(stage).has_value(); }
 
 std::optional<std::vector<size_t>> scipis::merge_stage_held(const std::string& stage) {
   const int fd = ::open((stage + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
