@@ -445,6 +445,61 @@ TEST(Compact, MergeBesideRefreshes) {
   testutil::rm_rf(root);
 }
 
+// A merge beside refreshes keeps every document's number, but drops the
+// postings of the tombstoned ones it merges: deleted files stop costing
+// the index space and the searches time.
+TEST(Compact, MergeBesideDropsTombstonedPostings) {
+  AppendMin every_size(0);
+  std::mt19937 rng(5);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 4; i++) testutil::write(root + "/f" + std::to_string(i) + ".log", lines(rng, 3000));
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
+  o.split_factor = 1;
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  // Six new files, each its own segment (above the take-in bound), five
+  // of them deleted again.
+  for (int i = 0; i < 6; i++) {
+    testutil::write(root + "/n" + std::to_string(i) + ".log", wide_lines(rng, 160 << 10) + " dropme\n");
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  }
+  for (int i = 0; i < 5; i++) fs::remove(root + "/n" + std::to_string(i) + ".log");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  const uint64_t deleted = st.deleted_docs;
+  EXPECT_GE(deleted, 5u);
+  auto postings = [&] {
+    scipis::Collection c(dir);
+    uint64_t n = 0;
+    for (scipis::SegmentState& s : c.segments())
+      if (auto ref = c.tf_meta(s, 0).find("dropme")) n += ref->df;
+    return n;
+  };
+  EXPECT_EQ(postings(), 6u);
+  check(dir, root, "before the merge", {"dropme", "dropme w1"});
+  ASSERT_TRUE(has_tier(dir));
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  // A deletion while it runs: that document's postings stay in the merge.
+  fs::remove(root + "/n5.log");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  while (!scipis_build_wait(b, 100)) {
+  }
+  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  EXPECT_EQ(st.docs_dropped, 0u);
+  EXPECT_EQ(st.deleted_docs, deleted + 1);  // numbers kept: still tombstoned
+  EXPECT_EQ(postings(), 1u);
+  check(dir, root, "after the merge", {"dropme", "dropme w1"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
 // A long chain of appends to a log folds its links among themselves in a
 // merge of the small segments that hold them, without its root's segment
 // (the log's first version: rewriting it after every few dozen appends

@@ -629,7 +629,9 @@ void compact_run(scipis_build* b) {
             for (const auto& [t, n] : sum) add(t, d.seq, n);
             own -= std::min<uint64_t>(own, fold_retract[u].size());
             d.tokens = fold_from[u] == 0 ? chain.tokens : own;
-          } else {
+          } else if (!(cs.beside && ix.is_dead(q) && !ix.is_chained(q))) {
+            // A merge beside refreshes keeps a tombstoned document's
+            // number and record, not its postings: no search reads them.
             for (size_t x = begin; x < at; x++) add(names[fwd[x].term], d.seq, fwd[x].tf);
           }
           if (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs)
