@@ -173,9 +173,11 @@ scipis_build *scipis_refresh_start(const char *dir, const char *root,
 /*
  * Beside refreshes: the caller holds the collection's lock while this
  * starts and while scipis_build_finish commits, not in between, so that
- * refreshes commit meanwhile. Tail tiers of up to 64 MiB only (every
- * document keeps its number and record, no chain is folded; tombstoned
- * documents lose their postings); the commit puts the
+ * refreshes commit meanwhile. Tail tiers of up to 64 MiB only; every
+ * document keeps its number and record, tombstoned ones lose their
+ * postings, and chains whose members it merges fold into their last (the
+ * others tombstoned; the commit applies the folds to the chains it finds,
+ * links added meanwhile following the folded one); the commit puts the
  * merged segments into the generation it finds, or drops the merge if
  * that no longer holds what it merged (a rebuild, scipis_compact). One at
  * a time per collection: another fails with SCIPIS_E_INVALID.

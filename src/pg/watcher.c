@@ -438,8 +438,9 @@ merge_commit(Watcher *w)
 /*
  * After a refresh, holding the collection's lock. Tail tiers are merged
  * beside the refreshes that follow (a merge of 8 MiB takes seconds, and
- * under the lock the next refresh would wait for it); garbage (tombstoned
- * and chained documents, which only a merge that renumbers drops) is
+ * under the lock the next refresh would wait for it; they fold chains and
+ * drop tombstoned documents' postings, keeping every number); the records
+ * of tombstoned documents, which only a merge that renumbers drops, are
  * merged under the lock once the tree has been quiet for QUIET_MS, or
  * every GARBAGE_MERGE_MS.
  */

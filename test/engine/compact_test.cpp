@@ -445,6 +445,68 @@ TEST(Compact, MergeBesideRefreshes) {
   testutil::rm_rf(root);
 }
 
+// A merge beside refreshes folds the chains whose members it merges (the
+// folded members tombstoned, their numbers kept), whatever refreshes do
+// to those files meanwhile: append again (the new link follows the folded
+// one), delete, rewrite. A chain folded from its root is rooted at its
+// folded member.
+TEST(Compact, MergeBesideFoldsChains) {
+  AppendMin every_size(0);
+  std::mt19937 rng(8);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  auto path = [&](const std::string& n) { return root + "/" + n + ".log"; };
+  testutil::write(path("a"), lines(rng, 3000));
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
+  o.split_factor = 1;  // each append's segment above the take-in bound
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  for (const char* n : {"b", "c", "d"}) testutil::write(path(n), wide_lines(rng, 64 << 10));
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  for (int r = 0; r < 3; r++) {
+    for (const auto& n : names) std::ofstream(path(n), std::ios::app) << "\n" + wide_lines(rng, 60 << 10);
+    settle();
+    ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+    ASSERT_EQ(st.files_appended, 4u);
+  }
+  const uint64_t links = st.chain_links;
+  EXPECT_EQ(links, 12u);
+  ASSERT_TRUE(has_tier(dir));
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  std::ofstream(path("b"), std::ios::app) << " w3 w4\n";
+  fs::remove(path("c"));
+  testutil::write(path("d"), lines(rng, 2000));
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_appended, 1u);
+  while (!scipis_build_wait(b, 100)) {
+  }
+  ASSERT_EQ(scipis_build_finish(b, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  EXPECT_EQ(st.docs_dropped, 0u);
+  EXPECT_GE(st.chains_folded, 2u);  // a's (without its root, or with it) and b's at least
+  EXPECT_LE(st.chain_links, 3u);    // a: at most the folded link; b: the new one after its fold
+  {
+    scipis::Collection c(dir);
+    for (const auto& ch : c.chains()) EXPECT_LE(ch.members.size(), 3u);
+  }
+  check(dir, root, "after the merge", kCompactMore);
+  // The folded chains go on growing by their new bytes alone.
+  for (const char* n : {"a", "b"}) std::ofstream(path(n), std::ios::app) << " w5 w6\n";
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_appended, 2u);
+  EXPECT_EQ(st.files_changed, 0u);
+  check(dir, root, "appended after the merge", kCompactMore);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
 // A merge beside refreshes keeps every document's number, but drops the
 // postings of the tombstoned ones it merges: deleted files stop costing
 // the index space and the searches time.

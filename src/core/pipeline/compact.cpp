@@ -432,7 +432,7 @@ void compact_run(scipis_build* b) {
   const auto& chains = c.chains();
   std::vector<size_t> fold_from(chains.size(), SIZE_MAX);
   absl::flat_hash_map<DocId, size_t> folded_member;  // non-last members of folded chains
-  for (size_t ch = 0; ch < chains.size() && !cs.beside; ch++) {
+  for (size_t ch = 0; ch < chains.size(); ch++) {
     const auto& mem = chains[ch].members;
     size_t k = mem.size();
     while (k > 0 && merged(mem[k - 1])) k--;
@@ -494,7 +494,7 @@ void compact_run(scipis_build* b) {
         if (!holds) continue;
         std::vector<std::string> names;
         std::vector<Fwd> fwd;
-        invert(c, s, ix, sf, names, fwd);
+        invert(c, s, ix, sf, names, fwd, cs.beside ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
         for (const Fwd& f : fwd)
           if (folded_member.contains(DocId{i, f.seq}))
             stash[DocId{i, f.seq}].emplace_back(names[f.term], f.tf);
@@ -629,9 +629,10 @@ void compact_run(scipis_build* b) {
             for (const auto& [t, n] : sum) add(t, d.seq, n);
             own -= std::min<uint64_t>(own, fold_retract[u].size());
             d.tokens = fold_from[u] == 0 ? chain.tokens : own;
-          } else if (!(cs.beside && ix.is_dead(q) && !ix.is_chained(q))) {
-            // A merge beside refreshes keeps a tombstoned document's
-            // number and record, not its postings: no search reads them.
+          } else if (!(cs.beside && ((ix.is_dead(q) && !ix.is_chained(q)) || folded_member.contains(DocId{i, q})))) {
+            // A merge beside refreshes keeps the number and record of a
+            // tombstoned document and of a chain's folded member (the
+            // commit tombstones it), not their postings.
             for (size_t x = begin; x < at; x++) add(names[fwd[x].term], d.seq, fwd[x].tf);
           }
           if (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs)
@@ -682,6 +683,8 @@ void compact_run(scipis_build* b) {
     // The commit writes the rest, into the generation it finds then.
     for (const auto& w : written) cs.written.insert(cs.written.end(), w.begin(), w.end());
     cs.racy = std::move(racy);
+    for (size_t ch = 0; ch < chains.size(); ch++)
+      if (folds(static_cast<int64_t>(ch))) cs.folds.push_back({chains[ch].members, fold_from[ch], kept_retract[ch]});
     return;
   }
   std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "index/chains.h"
 #include "index/journal.h"
 #include "index/manifest.h"
 #include "pipeline/journal_commit.h"
@@ -117,8 +118,9 @@ struct CompactState {
   uint64_t segments_merged = 0, docs_dropped = 0, chains_folded = 0;
 
   // Beside refreshes: the tail tiers only, every document kept with its
-  // number (nothing dropped or folded), so that the commit can put the
-  // merged segments into whatever generation refreshes made meanwhile.
+  // number (a tombstoned one without its postings, a chain's folded
+  // members as tombstones), so that the commit can put the merged
+  // segments into whatever generation refreshes made meanwhile.
   // What it reads is opened under the lock, at the start: a refresh
   // removes the generation it replaces.
   bool beside = false;
@@ -131,6 +133,15 @@ struct CompactState {
   int lock_fd = -1;
   std::vector<SegmentRef> written;              // the merged segments, in order
   std::vector<std::vector<uint64_t>> racy;      // racy documents among them
+  // Chains it folded: their members when it started, the first that
+  // folded, and the retraction the folded link keeps; the commit applies
+  // the folds to the chains refreshes left meanwhile.
+  struct BesideFold {
+    std::vector<DocId> members;
+    size_t from = 0;
+    std::string kept_retract;
+  };
+  std::vector<BesideFold> folds;
 
   // A merge of the tail tiers small enough for one journal record keeps
   // its packs and lists for the commit, which puts them into the journal

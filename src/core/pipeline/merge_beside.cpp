@@ -1,8 +1,9 @@
 // Merges beside refreshes: a watcher's tiers merged while its refreshes
-// go on committing. Every document keeps its number, so the tombstones,
-// chains and racy lists the refreshes wrote meanwhile stay true; the
-// commit only swaps the merged segments in (renaming the segments after
-// them, so that segment numbers keep the documents' order).
+// go on committing. Every document keeps its number, so the tombstones
+// and racy lists the refreshes wrote meanwhile stay true; the commit
+// swaps the merged segments in (renaming the segments after them, so that
+// segment numbers keep the documents' order) and applies the merge's
+// chain folds to the chains the refreshes left.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -12,6 +13,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "index/chains.h"
 #include "index/deletes.h"
@@ -47,6 +50,61 @@ std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
+
+// The merge's folds applied to the chains refreshes left meanwhile (links
+// only ever follow a chain's last member, or the chain goes with every
+// member tombstoned when its file changed or went): each folded member is
+// tombstoned and its link dropped, the folded link keeps the retraction
+// the merge gave it, and a chain folded from its root is rooted at its
+// folded member. False when the chains are not as the merge saw them.
+bool apply_folds(const std::vector<CompactState::BesideFold>& folds, std::vector<ChainLink>& links, DeadSeqs& dead) {
+  for (auto& d : dead) std::sort(d.begin(), d.end());
+  auto is_dead = [&](const DocId& d) {
+    return d.indexer < dead.size() && std::binary_search(dead[d.indexer].begin(), dead[d.indexer].end(), d.seq);
+  };
+  absl::flat_hash_map<DocId, size_t> fold_of;  // by root
+  for (size_t k = 0; k < folds.size(); k++) fold_of[folds[k].members.front()] = k;
+  std::vector<size_t> seen(folds.size(), 0);
+  std::vector<ChainLink> kept;
+  kept.reserve(links.size());
+  for (ChainLink& l : links) {
+    const auto it = fold_of.find(l.root);
+    if (it == fold_of.end()) {
+      kept.push_back(std::move(l));
+      continue;
+    }
+    const auto& f = folds[it->second];
+    const size_t n = f.members.size(), at = ++seen[it->second];  // l.ext is member `at`
+    if (at < n && !(l.ext == f.members[at])) return false;
+    if (at + 1 < n && at >= f.from) continue;
+    if (at + 1 == n) {
+      if (f.from == 0) continue;
+      l.retract = f.kept_retract;
+    }
+    if (f.from == 0) l.root = f.members.back();
+    kept.push_back(std::move(l));
+  }
+  DeadSeqs folded(dead.size());
+  for (size_t k = 0; k < folds.size(); k++) {
+    const auto& f = folds[k];
+    const bool present = seen[k] > 0;
+    if (present && seen[k] + 1 < f.members.size()) return false;
+    if (!present && !is_dead(f.members.back())) return false;
+    for (size_t m = f.from; m + 1 < f.members.size(); m++) {
+      const DocId& d = f.members[m];
+      if (!present && !is_dead(d)) return false;
+      if (present) folded.at(d.indexer).push_back(d.seq);
+    }
+  }
+  for (size_t i = 0; i < dead.size(); i++) {
+    auto& d = dead[i];
+    d.insert(d.end(), folded[i].begin(), folded[i].end());
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+  }
+  links = std::move(kept);
+  return true;
+}
 
 }  // namespace
 
@@ -147,6 +205,16 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
               cs.input_ids.at({i, s.seg});
     }
   }
+  std::vector<uint64_t> docs(now.indexers, 0);
+  for (const SegmentRef& s : now.segments) docs[s.indexer] += s.docs;
+  std::string bytes;
+  DeadSeqs dead(now.indexers);
+  std::vector<ChainLink> links;
+  if (holds && state.read_list(kDeletesFile, bytes)) dead = decode_deletes(now_gen + "/" + kDeletesFile, bytes, docs);
+  if (holds && !cs.folds.empty() && state.read_list(kChainsFile, bytes))
+    links = decode_chains(now_gen + "/" + kChainsFile, bytes, docs);
+  if (holds && !cs.folds.empty()) holds = apply_folds(cs.folds, links, dead);
+
   if (!holds) {
     remove_tree(cs.stage);
     return compact_stats(*b, now, false, stats);
@@ -185,21 +253,25 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
     }
     for (size_t j = old_ix[i].size(); j < new_ix[i].size(); j++) keep(*new_ix[i][j], next_seg++);
   }
-  for (const char* list : {kDeletesFile, kChainsFile, kTermsFile, kDirsFile}) state.carry_list(list, gen);
+  if (cs.folds.empty()) {
+    for (const char* list : {kDeletesFile, kChainsFile}) state.carry_list(list, gen);
+  } else {
+    m.deleted = count_dead(dead);
+    m.chain_links = links.size();
+    if (m.deleted > 0) write_file_durable(gen + "/" + kDeletesFile, encode_deletes(dead));
+    if (!links.empty()) write_file_durable(gen + "/" + kChainsFile, encode_chains(links));
+  }
+  for (const char* list : {kTermsFile, kDirsFile}) state.carry_list(list, gen);
   copy_side_file(now_gen, gen, kGenPathsFile);
   // Racy documents: those the generation names, and those of the merged
   // segments (a merged segment's run start is its newest input's), less
   // the tombstoned.
-  std::vector<uint64_t> docs(now.indexers, 0);
-  for (const SegmentRef& s : now.segments) docs[s.indexer] += s.docs;
-  DeadSeqs racy = cs.racy, dead(now.indexers);
+  DeadSeqs racy = cs.racy;
   racy.resize(now.indexers);
-  std::string bytes;
   if (state.read_list(kRacyFile, bytes)) {
     DeadSeqs old = decode_deletes(now_gen + "/" + kRacyFile, bytes, docs);
     for (uint32_t i = 0; i < now.indexers; i++) racy[i].insert(racy[i].end(), old[i].begin(), old[i].end());
   }
-  if (state.read_list(kDeletesFile, bytes)) dead = decode_deletes(now_gen + "/" + kDeletesFile, bytes, docs);
   for (uint32_t i = 0; i < now.indexers; i++) {
     auto& r = racy[i];
     std::sort(r.begin(), r.end());
