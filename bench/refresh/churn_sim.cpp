@@ -16,6 +16,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "index/manifest.h"
@@ -101,6 +102,13 @@ int main(int argc, char** argv) {
   double merge_s = 0, refresh_s = 0;
   const double t0 = now_s();
   for (int b = 1; b <= batches; b++) {
+    // PACE_MS: a batch at most this often, as a watcher's (1,000 ms while
+    // segments wait for merges); unset: back to back.
+    static const double pace = std::getenv("PACE_MS") ? std::atof(std::getenv("PACE_MS")) / 1000 : 0;
+    if (pace > 0) {
+      const double wait = t0 + (b - 1) * pace - now_s();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    }
     std::vector<std::string> paths;
     for (int n = 0; n < ops; n++) {
       const double r = std::uniform_real_distribution<double>(0, 1)(rng);

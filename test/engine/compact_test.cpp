@@ -125,6 +125,22 @@ scipis::Manifest manifest_of(const std::vector<std::pair<uint64_t, uint64_t>>& d
 
 }  // namespace
 
+// A merge beside refreshes takes the large segment earlier merges made in
+// only once what follows it is half its size, not an eighth: else under
+// sustained churn every merge rewrote it.
+TEST(Compact, BesideTiersLeaveALargeSegmentForLarger) {
+  const uint64_t KiB = 1024, MiB = 1024 * KiB;
+  std::vector<std::pair<uint64_t, uint64_t>> segs{{64 * MiB, 64 * MiB}, {12 * MiB, 1 * MiB}};
+  for (int j = 0; j < 10; j++) segs.push_back({200 * KiB, 40 * KiB});
+  const auto m = manifest_of(segs);
+  EXPECT_EQ(scipis::plan_merges(m, false, scipis::kBesideMergeBytes, false)[0], 1u);
+  EXPECT_EQ(scipis::plan_merges(m, false, scipis::kBesideMergeBytes, false, scipis::kBesideTierRatio)[0], 2u);
+  for (int j = 0; j < 50; j++) segs.push_back({200 * KiB, 40 * KiB});
+  EXPECT_EQ(scipis::plan_merges(manifest_of(segs), false, scipis::kBesideMergeBytes, false,
+                                scipis::kBesideTierRatio)[0],
+            1u);
+}
+
 // A segment's dictionaries count toward the merge bounds: a refresh's
 // segment of few postings but many new terms (inlined in its dictionary)
 // is not rewritten with every small merge after it.

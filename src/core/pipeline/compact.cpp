@@ -79,7 +79,7 @@ std::vector<std::vector<const SegmentRef*>> refs_by_indexer(const Manifest& m) {
 
 }  // namespace
 
-std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes, bool keep_full) {
+std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes, bool keep_full, uint64_t ratio) {
   const auto by_ix = refs_by_indexer(m);
   std::vector<size_t> from(m.indexers, SIZE_MAX);
   for (uint32_t i = 0; i < m.indexers; i++) {
@@ -105,7 +105,7 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes,
       while (k > 0) {
         const SegmentRef& s = *segs[k - 1];
         const uint64_t bytes = segment_bytes(s);
-        if (k < end && (bytes > kTierRatio * after || (keep_full && 2 * bytes >= largest && bytes > kTierFloor) ||
+        if (k < end && (bytes > ratio * after || (keep_full && 2 * bytes >= largest && bytes > kTierFloor) ||
                         after + bytes > bound))
           break;
         after += bytes;
@@ -847,7 +847,8 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
     const uint64_t max_bytes = (flags & SCIPIS_COMPACT_SMALL)    ? kSmallMergeBytes
                                : (flags & SCIPIS_COMPACT_BESIDE) ? kBesideMergeBytes
                                                                  : kMaxAutoMergeBytes;
-    for (size_t f : plan_merges(m, false, max_bytes, !(flags & SCIPIS_COMPACT_BESIDE)))
+    const bool beside = (flags & SCIPIS_COMPACT_BESIDE) != 0;
+    for (size_t f : plan_merges(m, false, max_bytes, !beside, beside ? kBesideTierRatio : kTierRatio))
       if (f != SIZE_MAX) return 1;
     if (flags & SCIPIS_COMPACT_BESIDE) return 0;  // keeps every document
     // Garbage a merge may reclaim: compact_run's closer look, when the

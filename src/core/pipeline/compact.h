@@ -46,6 +46,12 @@ constexpr uint64_t kGarbageShareDenominator = 2;
 constexpr uint64_t kMaxAutoMergeBytes = 8u << 20;
 // A merge beside refreshes holds up none of them: it may take longer.
 constexpr uint64_t kBesideMergeBytes = 64u << 20;
+// Its tiers take a segment in while it is at most twice the size of those
+// after it: at kTierRatio a merge would rewrite the one large segment a
+// watcher's merges make with every eighth of its size that follows, so
+// that under sustained churn merges ran back to back and the segments
+// waiting for them piled up.
+constexpr uint64_t kBesideTierRatio = 2;
 // Its threads' nice value (Linux: per thread), while the collection has
 // at most kBesideBacklog segments; past that, refreshes' segments pile up
 // faster than a starved merge folds them (each makes every query look
@@ -90,8 +96,9 @@ size_t take_in_from(const Manifest& m, uint32_t indexer);
 // of more than kSmallMergeSegments segments). A merge never starts inside a
 // document a flush cut.
 // keep_full false: segments of half the largest's size are tiered too.
+// ratio: kTierRatio, or another (kBesideTierRatio).
 std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes = kMaxAutoMergeBytes,
-                                bool keep_full = true);
+                                bool keep_full = true, uint64_t ratio = kTierRatio);
 
 // Tests: merges (not beside refreshes) of a collection of from.size()
 // indexers start each indexer's at these segments (SIZE_MAX: none)

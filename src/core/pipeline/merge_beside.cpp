@@ -151,8 +151,9 @@ void scipis::beside_prepare(scipis_build* b) {
     fail(SCIPIS_E_INVALID, "a merge of the collection in \"%s\" is already running", b->dir.c_str());
   b->cfg.gen_dir = cs.stage + "/out";
   // Full flushes too: a merge that holds up nothing may rewrite a big
-  // segment for the small ones after it (each byte about log8 times).
-  cs.plan = plan_merges(cs.current, false, cs.max_bytes, false);
+  // segment for the small ones after it, once they are half its size
+  // (each byte about log2 of the growth times).
+  cs.plan = plan_merges(cs.current, false, cs.max_bytes, false, kBesideTierRatio);
   if (cs.current.segments.size() > kBesideBacklog) cs.nice = 0;
   // Refreshes meanwhile may take in the segments they add, not these.
   {
