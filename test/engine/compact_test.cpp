@@ -334,6 +334,17 @@ std::string wide_lines(std::mt19937& rng, size_t bytes) {
   return s;
 }
 
+// A table that holds every merge whole: a merge then writes one segment
+// per indexer whichever indexer read which file (tiny tables flush where
+// thread timing puts the files). Split factor 1: a rewritten file's or an
+// append's segment (wide_lines) is above absorb_max_bytes.
+scipis_options beside_options() {
+  scipis_options o = tiny_options();
+  o.tfidf_index_size = 4 << 20;
+  o.split_factor = 1;
+  return o;
+}
+
 bool has_tier(const std::string& dir) {
   std::optional<scipis::CurrentState> st = scipis::try_read_current(dir);
   if (!st) return false;
@@ -360,13 +371,7 @@ TEST(Compact, MergeBesideRefreshes) {
     files.push_back(root + "/f" + std::to_string(i) + ".log");
     testutil::write(files.back(), lines(rng, rng() % 5000));
   }
-  // A table that holds every merge whole: a merge then writes one segment
-  // per indexer whichever indexer read which file (tiny tables flush where
-  // thread timing puts the files).
-  scipis_options o = tiny_options();
-  o.tfidf_index_size = 4 << 20;
-  // A rewritten file's segment (wide_lines) is above absorb_max_bytes.
-  o.split_factor = 1;
+  const scipis_options o = beside_options();
   scipis_build_stats st;
   scipis_error err;
   settle();
@@ -473,9 +478,7 @@ TEST(Compact, MergeBesideFoldsChains) {
   const std::vector<std::string> names = {"a", "b", "c", "d"};
   auto path = [&](const std::string& n) { return root + "/" + n + ".log"; };
   testutil::write(path("a"), lines(rng, 3000));
-  scipis_options o = tiny_options();
-  o.tfidf_index_size = 4 << 20;
-  o.split_factor = 1;  // each append's segment above the take-in bound
+  const scipis_options o = beside_options();
   scipis_build_stats st;
   scipis_error err;
   settle();
@@ -531,9 +534,7 @@ TEST(Compact, MergeBesideDropsTombstonedPostings) {
   std::mt19937 rng(5);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
   for (int i = 0; i < 4; i++) testutil::write(root + "/f" + std::to_string(i) + ".log", lines(rng, 3000));
-  scipis_options o = tiny_options();
-  o.tfidf_index_size = 4 << 20;
-  o.split_factor = 1;
+  const scipis_options o = beside_options();
   scipis_build_stats st;
   scipis_error err;
   settle();
@@ -717,9 +718,7 @@ TEST(Compact, RefreshesBesideAMergeTakeInTheirOwnSegments) {
     files.push_back(root + "/f" + std::to_string(i) + ".log");
     testutil::write(files.back(), lines(rng, 3000 + rng() % 3000));
   }
-  scipis_options o = tiny_options();
-  o.tfidf_index_size = 4 << 20;
-  o.split_factor = 1;
+  const scipis_options o = beside_options();
   scipis_build_stats st;
   scipis_error err;
   settle();
