@@ -166,6 +166,19 @@ def churn_run(churn, rate, seconds, results):
                 time.sleep(d)
 
     stale, qlat, segs = [], [], []
+    # (seconds into the run, value) of each probe and query, and every
+    # error a client met (a thread that died of one used to end silently).
+    stale_at, qlat_at, errors = [], [], []
+    t_run = time.monotonic()
+
+    def guarded(q):
+        def run(*a):
+            try:
+                return q(*a)
+            except SystemExit as e:
+                errors.append((round(time.monotonic() - t_run, 1), str(e)[:300]))
+                return None
+        return run
 
     def prober():
         s = Session()
@@ -176,9 +189,12 @@ def churn_run(churn, rate, seconds, results):
             with open(f"{churn}/probes/{tok}.log", "w") as f:
                 f.write(tok + "\n")
             t0 = time.monotonic()
+            q = guarded(s.q)
             while True:
-                if s.q(f"SELECT count(*) FROM scipis_search('{tok}', 'watched')") != "0":
+                n = q(f"SELECT count(*) FROM scipis_search('{tok}', 'watched')")
+                if n is not None and n != "0":
                     stale.append(time.monotonic() - t0)
+                    stale_at.append((round(t0 - t_run, 1), stale[-1]))
                     break
                 if time.monotonic() - t0 > 60:
                     stale.append(float("inf"))
@@ -188,17 +204,22 @@ def churn_run(churn, rate, seconds, results):
 
     def querier():
         s = Session()
+        timed = guarded(s.timed)
         while not stop.is_set():
-            dt, _ = s.timed("SELECT count(*) FROM scipis_search('error failed', 'watched', k => 10)")
-            qlat.append(dt)
+            r = timed("SELECT count(*) FROM scipis_search('error failed', 'watched', k => 10)")
+            if r is not None:
+                qlat.append(r[0])
+                qlat_at.append((round(time.monotonic() - t_run, 1), r[0]))
             time.sleep(0.2)
 
     def sampler():
         s = Session()
         t0 = time.monotonic()
+        q = guarded(s.q)
         while not stop.is_set():
-            segs.append((round(time.monotonic() - t0, 1),
-                         s.q("SELECT segments || ' ' || deleted_docs FROM scipis_collections WHERE name = 'watched'")))
+            r = q("SELECT segments || ' ' || deleted_docs FROM scipis_collections WHERE name = 'watched'")
+            if r is not None:
+                segs.append((round(time.monotonic() - t0, 1), r))
             time.sleep(1)
 
     threads = [threading.Thread(target=f) for f in (writer, prober, querier, sampler)]
@@ -228,6 +249,7 @@ def churn_run(churn, rate, seconds, results):
     s.q(f"SELECT scipis_drop_collection('check{rate}')")
     return {"rate": rate, "seconds": elapsed, "ops": ops, "ops_per_s": sum(ops.values()) / elapsed,
             "staleness_s": stale, "query_s": qlat, "segments": segs, "settle_s": settle,
+            "staleness_at": stale_at, "query_at": qlat_at, "errors": errors,
             "differing": differing, "files_segments_deleted": files_now}
 
 
@@ -285,8 +307,8 @@ def write_report(o, path):
           f"(bytes {a['refresh']['bytes_read'] / a['file_bytes']:.3f}).", "",
           "## The watcher under churn", "",
           f"First whole-tree refresh of the watched copy: {o.get('watch_start_s', float('nan')):.2f} s.", "",
-          "| target ops/s | done ops/s | probes | staleness p50 s | p99 s | max s | query p50 ms | p99 ms | segments (start, end) | deleted docs at end | catch-up s | answers differing from a fresh build |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+          "| target ops/s | done ops/s | probes | staleness p50 s | p99 s | max s | query p50 ms | p99 ms | segments (start, end) | deleted docs at end | catch-up s | answers differing from a fresh build | search errors |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in o["churn"]:
         st = c["staleness_s"]
         seg = c["segments"]
@@ -294,7 +316,7 @@ def write_report(o, path):
                  f"{max(st) if st else float('nan'):.3f} | {pct(c['query_s'], 50) * 1e3:.1f} | "
                  f"{pct(c['query_s'], 99) * 1e3:.1f} | {seg[0][1].split()[0] if seg else '?'}, "
                  f"{c['files_segments_deleted'].split()[1]} | {c['files_segments_deleted'].split()[2]} | "
-                 f"{c['settle_s']:.2f} | {sum(c['differing'].values())} |")
+                 f"{c['settle_s']:.2f} | {sum(c['differing'].values())} | {len(c.get('errors', []))} |")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
 

@@ -466,6 +466,47 @@ TEST(Compact, MergeBesideRefreshes) {
   testutil::rm_rf(root);
 }
 
+// A handle opened before a merge that replaced every segment (their files
+// removed before the handle read them) answers from the generation now
+// current, as one opened afresh would; lookups and listings too.
+TEST(Compact, AHandleOutlivesTheFilesItHadNotRead) {
+  std::mt19937 rng(9);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  for (int i = 0; i < 6; i++) testutil::write(root + "/f" + std::to_string(i) + ".log", lines(rng, 4000));
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  scipis_index* ix = scipis_index_open(dir.c_str(), &err);
+  ASSERT_NE(ix, nullptr) << err.message;
+  fs::remove(root + "/f0.log");
+  testutil::write(root + "/f1.log", lines(rng, 3000) + " w3");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  EXPECT_FALSE(scipis_index_is_current(ix));
+  const auto docs = oracle_docs(root);
+  for (const std::string q : {"w0", "w1 w3", "w11"}) {
+    scipis_docs got;
+    ASSERT_EQ(scipis_search(ix, q.data(), q.size(), -1, SCIPIS_BM25, SCIPIS_MATCH_ANY, &got, &err), 0)
+        << err.message;
+    std::vector<testutil::Result> results;
+    for (size_t i = 0; i < got.n; i++)
+      results.push_back({std::string(got.docs[i].path, got.docs[i].path_len), got.docs[i].score, got.docs[i].tokens});
+    scipis_docs_free(&got);
+    expect_same(results, brute::search(docs, q, true, false), "q=" + q);
+  }
+  EXPECT_TRUE(scipis_index_is_current(ix));
+  scipis_docs files;
+  ASSERT_EQ(scipis_list_files(ix, &files, &err), 0) << err.message;
+  EXPECT_EQ(files.n, docs.size());
+  scipis_docs_free(&files);
+  scipis_index_close(ix);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
 // A merge beside refreshes folds the chains whose members it merges (the
 // folded members tombstoned, their numbers kept), whatever refreshes do
 // to those files meanwhile: append again (the new link follows the folded

@@ -17,12 +17,46 @@
 
 using namespace scipis;
 
+// A refresh or merge that publishes a generation removes the files of
+// the one before that no later generation shares: a handle opened on it
+// may find a file it had not opened yet gone. It then answers from the
+// generation now current (a whole state, as a search must see), opened
+// afresh; an error from the current generation is the answer.
+constexpr int kReopenAttempts = 3;
+
+namespace {
+
+std::unique_ptr<Collection> open_collection(const std::string& dir) {
+  for (int attempt = 1;; attempt++) {
+    try {
+      return std::make_unique<Collection>(dir);
+    } catch (const Error& e) {
+      // Its manifest replaced while its lists were read: read again.
+      if (e.code() != SCIPIS_E_CORRUPT || attempt == kReopenAttempts) throw;
+    }
+  }
+}
+
+}  // namespace
+
 struct scipis_index {
-  Collection c;
-  explicit scipis_index(std::string dir) : c(std::move(dir)) {}
+  std::string dir;
+  std::unique_ptr<Collection> c;
+  explicit scipis_index(std::string d) : dir(std::move(d)), c(open_collection(dir)) {}
 };
 
 namespace {
+
+// body(Collection&) against ix's generation, again against the current
+// one if it failed on a generation since replaced.
+template <typename F>
+int on_current(scipis_index* ix, scipis_error* err, F&& body) {
+  for (int attempt = 1;; attempt++) {
+    const int rc = guarded(err, [&] { body(*ix->c); });
+    if (rc == 0 || attempt == kReopenAttempts || ix->c->is_current()) return rc;
+    if (guarded(err, [&] { ix->c = open_collection(ix->dir); }) != 0) return -1;
+  }
+}
 
 struct DocsOwner {
   std::vector<scipis_doc> docs;
@@ -71,13 +105,13 @@ extern "C" scipis_index* scipis_index_open(const char* dir, scipis_error* err) {
 extern "C" void scipis_index_close(scipis_index* ix) { delete ix; }
 
 extern "C" int scipis_index_is_current(scipis_index* ix) {
-  return ix->c.is_current() ? 1 : 0;
+  return ix->c->is_current() ? 1 : 0;
 }
 
 extern "C" int scipis_index_info_get(scipis_index* ix, scipis_index_info* info,
                                      scipis_error* err) {
   return guarded(err, [&] {
-    const Manifest& m = ix->c.manifest();
+    const Manifest& m = ix->c->manifest();
     info->generation = m.generation;
     info->files = m.files;
     info->bytes = m.bytes;
@@ -86,8 +120,8 @@ extern "C" int scipis_index_info_get(scipis_index* ix, scipis_index_info* info,
     info->segments = m.segments.size();
     info->index_bytes = m.index_bytes;
     info->deleted_docs = m.deleted;
-    info->heap_bytes = ix->c.heap_bytes() + sizeof(scipis_index) - sizeof(Collection);
-    info->mapped_bytes = ix->c.mapped_bytes();
+    info->heap_bytes = ix->c->heap_bytes() + sizeof(scipis_index) - sizeof(Collection);
+    info->mapped_bytes = ix->c->mapped_bytes();
   });
 }
 
@@ -95,11 +129,11 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
                              int64_t k, scipis_ranking ranking, scipis_match match,
                              scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return guarded(err, [&] {
-    auto terms = parse_query(ix->c.tokenizer(), std::string_view(query, query_len));
+  return on_current(ix, err, [&](Collection&) {
+    auto terms = parse_query(ix->c->tokenizer(), std::string_view(query, query_len));
     if (terms.empty())
       fail(SCIPIS_E_INVALID, "search query has no terms (no word characters)");
-    auto hits = search(ix->c, terms, k, ranking, match);
+    auto hits = search(*ix->c, terms, k, ranking, match);
     auto owner = std::make_unique<DocsOwner>();
     owner->docs.resize(hits.size());
     owner->paths.resize(hits.size());
@@ -115,11 +149,11 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
     for (size_t i : order) {
       const Hit& h = hits[i];
       if (!rd || rd_indexer != h.indexer) {
-        rd = std::make_unique<DocReader>(ix->c, h.indexer);
+        rd = std::make_unique<DocReader>(*ix->c, h.indexer);
         rd_indexer = h.indexer;
       }
       DocInfo d = rd->doc(h.seq);
-      d.tokens = ix->c.tokens_of(h.indexer, h.seq, d.tokens);
+      d.tokens = ix->c->tokens_of(h.indexer, h.seq, d.tokens);
       set_doc(*owner, i, d, rd->path(h.seq), h.score);
     }
     emit(out, owner.release());
@@ -129,24 +163,24 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
 extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len,
                              scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return guarded(err, [&] {
+  return on_current(ix, err, [&](Collection&) {
     std::string_view p(path, path_len);
     uint64_t hash = fnv1a(p);
-    uint32_t split = static_cast<uint32_t>(hash % ix->c.manifest().split_factor);
+    uint32_t split = static_cast<uint32_t>(hash % ix->c->manifest().split_factor);
     auto owner = std::make_unique<DocsOwner>();
     DocInfo docs[kFileBlock];
     size_t ends[kFileBlock];
     std::string paths;
-    for (auto& s : ix->c.segments()) {
+    for (auto& s : ix->c->segments()) {
       if (s.ref.docs == 0) continue;
-      for (uint32_t rec : ix->c.file_meta(s, split).find(hash)) {
-        if (ix->c.hidden(s, rec)) continue;
-        const FileBlocks& fb = ix->c.files(s);
+      for (uint32_t rec : ix->c->file_meta(s, split).find(hash)) {
+        if (ix->c->hidden(s, rec)) continue;
+        const FileBlocks& fb = ix->c->files(s);
         paths.clear();
         fb.decode(rec / kFileBlock, docs, paths, ends);
         const size_t i = rec % kFileBlock, at = i ? ends[i - 1] : 0;
         const std::string_view found = std::string_view(paths).substr(at, ends[i] - at);
-        docs[i].tokens = ix->c.tokens_of(s.ref.indexer, s.seq0 + rec, docs[i].tokens);
+        docs[i].tokens = ix->c->tokens_of(s.ref.indexer, s.seq0 + rec, docs[i].tokens);
         if (found == p) add_doc(*owner, docs[i], found, 0);
       }
       if (!owner->docs.empty()) break;
@@ -168,9 +202,9 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
   std::string paths;
-  for (auto& s : ix->c.segments()) {
+  for (auto& s : ix->c->segments()) {
     if (s.ref.docs == 0 || !seg_ok(s)) continue;
-    const FileBlocks& fb = ix->c.files(s);
+    const FileBlocks& fb = ix->c->files(s);
     if (stats) stats->blocks += fb.blocks();
     for (size_t b = next_block(s, fb, 0); b < fb.blocks(); b = next_block(s, fb, b + 1)) {
       if (stats) stats->blocks_read++;
@@ -179,8 +213,8 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
       for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++]) {
         const std::string_view p = std::string_view(paths).substr(at, ends[i] - at);
         const uint64_t rec = b * kFileBlock + i;
-        if (ix->c.hidden(s, rec)) continue;
-        docs[i].tokens = ix->c.tokens_of(s.ref.indexer, s.seq0 + rec, docs[i].tokens);
+        if (ix->c->hidden(s, rec)) continue;
+        docs[i].tokens = ix->c->tokens_of(s.ref.indexer, s.seq0 + rec, docs[i].tokens);
         if (keep(p, docs[i], rec)) all.emplace_back(std::string(p), docs[i]);
       }
     }
@@ -200,7 +234,7 @@ constexpr auto kEveryFile = [](std::string_view, const DocInfo&, size_t) { retur
 
 extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return guarded(err, [&] {
+  return on_current(ix, err, [&](Collection&) {
     list_files(ix, out, kEveryFile, kEverySegment, kEveryBlock);
   });
 }
@@ -208,7 +242,7 @@ extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_erro
 extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t pattern_len,
                              scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return guarded(err, [&] {
+  return on_current(ix, err, [&](Collection&) {
     const PathPattern pat(std::string_view(pattern, pattern_len));
     // The generation's trigram table over most segments' paths (if
     // written) names their candidate records at once; each other segment's
@@ -217,7 +251,7 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
     // without mapping its file data, which a new backend would otherwise
     // open for every segment, and only the candidates' blocks are read,
     // only candidates matched.
-    const GenPaths* gp = ix->c.gen_paths();
+    const GenPaths* gp = ix->c->gen_paths();
     std::optional<std::vector<std::vector<uint32_t>>> covered;
     if (gp) covered = gp->candidates(pat);
     std::vector<uint32_t> cands;
@@ -228,7 +262,7 @@ extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t patte
       cands.clear();
       std::optional<std::vector<uint32_t>> c;
       if (s.covered < 0)
-        c = ix->c.trigrams(s).candidates(pat);
+        c = ix->c->trigrams(s).candidates(pat);
       else if (covered)
         c = std::move((*covered)[static_cast<size_t>(s.covered)]);
       scan_all = !c;
@@ -261,7 +295,9 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
                                        scipis_docs* out, scipis_scan_stats* stats,
                                        scipis_error* err) {
   *out = scipis_docs{};
-  return guarded(err, [&] {
+  const scipis_scan_stats before = stats ? *stats : scipis_scan_stats{};
+  return on_current(ix, err, [&](Collection&) {
+    if (stats) *stats = before;  // an attempt on a replaced generation counts for nothing
     const std::string_view from(f->path_from ? f->path_from : "", f->path_from ? f->path_from_len : 0);
     const std::string_view to(f->path_to ? f->path_to : "", f->path_to ? f->path_to_len : 0);
     // An empty upper end is below every path: nothing matches.
