@@ -47,12 +47,12 @@ struct scipis_index {
 
 namespace {
 
-// body(Collection&) against ix's generation, again against the current
-// one if it failed on a generation since replaced.
+// body (which reads ix->c) against ix's generation, again against the
+// current one if it failed on a generation since replaced.
 template <typename F>
 int on_current(scipis_index* ix, scipis_error* err, F&& body) {
   for (int attempt = 1;; attempt++) {
-    const int rc = guarded(err, [&] { body(*ix->c); });
+    const int rc = guarded(err, body);
     if (rc == 0 || attempt == kReopenAttempts || ix->c->is_current()) return rc;
     if (guarded(err, [&] { ix->c = open_collection(ix->dir); }) != 0) return -1;
   }
@@ -120,7 +120,7 @@ extern "C" int scipis_index_info_get(scipis_index* ix, scipis_index_info* info,
     info->segments = m.segments.size();
     info->index_bytes = m.index_bytes;
     info->deleted_docs = m.deleted;
-    info->heap_bytes = ix->c->heap_bytes() + sizeof(scipis_index) - sizeof(Collection);
+    info->heap_bytes = ix->c->heap_bytes() + sizeof(scipis_index) + ix->dir.capacity();
     info->mapped_bytes = ix->c->mapped_bytes();
   });
 }
@@ -129,7 +129,7 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
                              int64_t k, scipis_ranking ranking, scipis_match match,
                              scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return on_current(ix, err, [&](Collection&) {
+  return on_current(ix, err, [&] {
     auto terms = parse_query(ix->c->tokenizer(), std::string_view(query, query_len));
     if (terms.empty())
       fail(SCIPIS_E_INVALID, "search query has no terms (no word characters)");
@@ -163,7 +163,7 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
 extern "C" int scipis_lookup(scipis_index* ix, const char* path, size_t path_len,
                              scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return on_current(ix, err, [&](Collection&) {
+  return on_current(ix, err, [&] {
     std::string_view p(path, path_len);
     uint64_t hash = fnv1a(p);
     uint32_t split = static_cast<uint32_t>(hash % ix->c->manifest().split_factor);
@@ -234,7 +234,7 @@ constexpr auto kEveryFile = [](std::string_view, const DocInfo&, size_t) { retur
 
 extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return on_current(ix, err, [&](Collection&) {
+  return on_current(ix, err, [&] {
     list_files(ix, out, kEveryFile, kEverySegment, kEveryBlock);
   });
 }
@@ -242,7 +242,7 @@ extern "C" int scipis_list_files(scipis_index* ix, scipis_docs* out, scipis_erro
 extern "C" int scipis_locate(scipis_index* ix, const char* pattern, size_t pattern_len,
                              scipis_docs* out, scipis_error* err) {
   *out = scipis_docs{};
-  return on_current(ix, err, [&](Collection&) {
+  return on_current(ix, err, [&] {
     const PathPattern pat(std::string_view(pattern, pattern_len));
     // The generation's trigram table over most segments' paths (if
     // written) names their candidate records at once; each other segment's
@@ -296,7 +296,7 @@ extern "C" int scipis_list_files_where(scipis_index* ix, const scipis_file_filte
                                        scipis_error* err) {
   *out = scipis_docs{};
   const scipis_scan_stats before = stats ? *stats : scipis_scan_stats{};
-  return on_current(ix, err, [&](Collection&) {
+  return on_current(ix, err, [&] {
     if (stats) *stats = before;  // an attempt on a replaced generation counts for nothing
     const std::string_view from(f->path_from ? f->path_from : "", f->path_from ? f->path_from_len : 0);
     const std::string_view to(f->path_to ? f->path_to : "", f->path_to ? f->path_to_len : 0);
