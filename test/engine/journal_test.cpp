@@ -19,6 +19,7 @@
 #include "index/chains.h"
 #include "index/journal.h"
 #include "index/manifest.h"
+#include "query/collection.h"
 #include "refresh_util.h"
 #include "util/error.h"
 #include "util/fileio.h"
@@ -385,6 +386,32 @@ TEST(Journal, KeptStateFollowsTheFiles) {
   EXPECT_EQ(now.records, 0u);
   check(dir, root, "compacted", {"kept2", "kept0"});
   EXPECT_NE(testutil::read(scipis::manifest_path(dir)), manifest);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+// A state read before a new generation was published, opened after it
+// (as a search handle opened while a refresh commits): it is stale, and
+// must say so, or its searches fail on the files the publish removed.
+TEST(Journal, AStateReadBeforeAPublishIsNotCurrent) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(32);
+  for (int i = 0; i < 4; i++) testutil::write(root + "/f" + std::to_string(i) + ".log", lines(rng, 4000) + "\n");
+  const scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  CurrentState before = scipis::read_current(dir);
+  EXPECT_TRUE(scipis::Collection(dir, before).is_current());
+  fs::remove(root + "/f0.log");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  ASSERT_GT(scipis::read_current(dir).m.generation, before.m.generation);
+  EXPECT_FALSE(before.manifest_unmoved());
+  EXPECT_FALSE(scipis::Collection(dir, before).is_current());
+  EXPECT_TRUE(scipis::Collection(dir).is_current());
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }

@@ -35,9 +35,9 @@ uint32_t list_number(const std::string& name) {
   fail(SCIPIS_E_INVALID, "\"%s\" is not a list a journal holds", name.c_str());
 }
 
-std::shared_ptr<const std::string> read_manifest_bytes(const std::string& dir) {
+std::shared_ptr<const std::string> read_manifest_bytes(const std::string& dir, struct stat& st) {
   auto bytes = std::make_shared<std::string>();
-  if (!read_file(manifest_path(dir), *bytes))
+  if (!read_file(manifest_path(dir), *bytes, &st))
     fail(SCIPIS_E_NOT_INDEXED, "collection has not been indexed yet (no manifest in \"%s\")",
          dir.c_str());
   return bytes;
@@ -245,6 +245,13 @@ bool journal_moved(int fd, const CurrentState& st) {
   return have >= kJournalHead && is_record_head(h, st.m.generation, st.records + 1);
 }
 
+bool CurrentState::manifest_unmoved() const {
+  struct stat sb;
+  if (::stat(manifest_path(dir).c_str(), &sb) != 0) return false;
+  return sb.st_ino == manifest_ino && sb.st_mtim.tv_sec == manifest_mtime.tv_sec &&
+         sb.st_mtim.tv_nsec == manifest_mtime.tv_nsec;
+}
+
 bool journal_moved(const CurrentState& st) {
   const std::string path = st.gen_dir + "/" + kJournalFile;
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -266,13 +273,16 @@ void forget_current(const std::string& dir) {
 }
 
 CurrentState read_current(const std::string& dir) {
-  std::shared_ptr<const std::string> manifest = read_manifest_bytes(dir);
+  struct stat sm;
+  std::shared_ptr<const std::string> manifest = read_manifest_bytes(dir, sm);
   {
     std::unique_lock<std::mutex> lk(kept_mu);
     for (const CurrentState& k : kept) {
       if (k.dir != dir || *k.manifest_file != *manifest) continue;
       CurrentState st = k;
       lk.unlock();
+      st.manifest_ino = sm.st_ino;
+      st.manifest_mtime = sm.st_mtim;
       // The same generation: its journal changes only by records written
       // after the last (or over a torn one).
       if (!journal_moved(st)) return st;
@@ -283,6 +293,8 @@ CurrentState read_current(const std::string& dir) {
   st.dir = dir;
   st.m = Manifest::decode(manifest_path(dir), *manifest);
   st.manifest_file = std::move(manifest);
+  st.manifest_ino = sm.st_ino;
+  st.manifest_mtime = sm.st_mtim;
   st.gen_dir = st.m.gen_dir(dir);
   const std::string path = st.gen_dir + "/" + kJournalFile;
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

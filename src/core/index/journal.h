@@ -29,6 +29,8 @@
 // name each list only; never a pack, nor a list or manifest replaced since.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -78,8 +80,14 @@ struct CurrentState {
   uint64_t journal_end = 0;  // their bytes (where the next one goes)
   // Shared, not copied, by the copies of a state (remember_current keeps some).
   absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> lists;  // null: none
-  // The MANIFEST file's bytes the state was read from.
+  // The MANIFEST file's bytes the state was read from, and that file's
+  // inode and mtime (from the descriptor read: a stat of the path after
+  // could name a newer manifest, and a stale state then look current).
   std::shared_ptr<const std::string> manifest_file;
+  ino_t manifest_ino = 0;
+  struct timespec manifest_mtime {};
+  // Whether MANIFEST is still the file this state was read from.
+  bool manifest_unmoved() const;
 
   // A list of the generation; false when it has none.
   bool read_list(const char* name, std::string& out) const;

@@ -18,11 +18,6 @@ Collection::Collection(std::string dir) : Collection(dir, read_current(dir)) {}
 Collection::Collection(std::string dir, CurrentState state) : dir_(std::move(dir)) {
   lists_ = std::move(state);
   m_ = std::move(lists_.m);
-  // stat after reading: a concurrent replace then only looks stale.
-  struct stat st;
-  if (::stat(manifest_path(dir_).c_str(), &st) != 0) fail_io(errno, "stat", manifest_path(dir_));
-  ino_ = st.st_ino;
-  mtime_ = st.st_mtim;
   tokenizer_ = std::make_unique<Tokenizer>(m_.delimiter);
   gen_dir_ = m_.gen_dir(dir_);
   segs_.resize(m_.segments.size());
@@ -102,12 +97,8 @@ void Collection::load_deletes() {
 }
 
 bool Collection::is_current() const {
-  struct stat st;
-  if (::stat(manifest_path(dir_).c_str(), &st) != 0) return false;
-  if (st.st_ino != ino_ || st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec)
-    return false;
   // A record after the last one read holds a newer state.
-  return !journal_moved(lists_);
+  return lists_.manifest_unmoved() && !journal_moved(lists_);
 }
 
 const TfMeta& Collection::tf_meta(SegmentState& s, uint32_t split) {

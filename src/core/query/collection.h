@@ -152,7 +152,6 @@ class Collection {
   std::string dir_, gen_dir_;
   Manifest m_;
   std::unique_ptr<Tokenizer> tokenizer_;
-  ino_t ino_ = 0;
   // Its lists (its manifest moved to m_), and the journal's size when read.
   CurrentState lists_;
   void load_deletes();
@@ -160,7 +159,6 @@ class Collection {
   std::vector<ChainLink> links_;
   std::vector<Chain> chains_;
   absl::flat_hash_map<DocId, uint32_t> chain_of_;
-  struct timespec mtime_ {};
   std::vector<SegmentState> segs_;
   std::vector<IndexerState> ix_;
   bool gen_paths_tried_ = false;

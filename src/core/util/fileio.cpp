@@ -128,7 +128,7 @@ void replace_file_atomic(const std::string& path, const std::string& data, bool 
   if (sync) fsync_dir(parent_dir(path));
 }
 
-bool read_file(const std::string& path, std::string& out) {
+bool read_file(const std::string& path, std::string& out, struct stat* st_out) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
     if (errno == ENOENT) return false;
@@ -136,6 +136,7 @@ bool read_file(const std::string& path, std::string& out) {
   }
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) fail_io(errno, "stat file", path);
+  if (st_out) *st_out = st;
   out.resize(static_cast<size_t>(st.st_size));
   pread_exact(fd.get(), out.data(), out.size(), 0, path);
   return true;

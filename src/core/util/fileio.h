@@ -1,6 +1,8 @@
 // Small POSIX file helpers; every failure throws an Error naming the path.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -51,8 +53,9 @@ void fsync_dir(const std::string& dir);
 // Hard-links file a as b, or copies it where the file system has no hard
 // links (or refuses one across devices).
 void link_or_copy(const std::string& a, const std::string& b);
-// Reads a whole file; returns false if it does not exist.
-bool read_file(const std::string& path, std::string& out);
+// Reads a whole file; returns false if it does not exist. st: the
+// descriptor's stat, so the file the bytes came from (not the path's now).
+bool read_file(const std::string& path, std::string& out, struct stat* st = nullptr);
 // Reads exactly len bytes at off, or throws (a short read means damage).
 void pread_exact(int fd, void* buf, size_t len, uint64_t off,
                  const std::string& path);
