@@ -139,6 +139,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     refresh_s += now_s() - r0;
+    if (std::getenv("VERBOSE"))
+      std::printf("refresh %d: %llu added %llu changed %llu appended %llu deleted, %llu bytes read, %llu segments\n", b,
+                  (unsigned long long)st.files_added, (unsigned long long)st.files_changed,
+                  (unsigned long long)st.files_appended, (unsigned long long)st.files_deleted,
+                  (unsigned long long)st.bytes_read, (unsigned long long)st.segments);
     // watcher.c's merge(): commit a finished merge, else start one.
     if (merge && scipis_build_wait(merge, 0)) {
       if (scipis_build_finish(merge, &st, &err)) std::printf("merge: %s\n", err.message);

@@ -11,6 +11,8 @@
 # As root, with scipis installed and bench/build/gen_logs built (make -C
 # bench). The log corpus is copied into DATA/churn first: the churn writes
 # into the copy only. OUT_DIR/refresh.md is the report, raw.json the runs.
+# SCIPIS_BENCH_PG_OPTS adds server options (-c log_min_messages=debug1
+# logs each merge the watcher commits).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -48,7 +50,7 @@ chown postgres: "$PGDATA_DIR" "$SOCK" "$DATA/log"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 asuser() { runuser -u postgres -- "$@"; }
 asuser "$BIN/initdb" -D "$PGDATA_DIR" -A trust >/dev/null
-OPTS="-p $PORT -k $SOCK -c listen_addresses='' -c shared_preload_libraries=scipis -c scipis.scheduler_naptime=100ms -c jit=off"
+OPTS="-p $PORT -k $SOCK -c listen_addresses='' -c shared_preload_libraries=scipis -c scipis.scheduler_naptime=100ms -c jit=off ${SCIPIS_BENCH_PG_OPTS:-}"
 pgctl() { asuser "$BIN/pg_ctl" -D "$PGDATA_DIR" -l "$DATA/log/postgres.log" -o "$OPTS" -w "$@" >/dev/null; }
 pgctl start
 trap 'pgctl stop -m immediate || true' EXIT

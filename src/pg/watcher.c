@@ -512,6 +512,15 @@ refresh(Watcher *w, int64 as_of)
 		scipis_mark_fresh(w->dir, as_of, &err) == 0;
 	if (ok)
 	{
+		ereport(DEBUG1,
+				(errmsg_internal("scipis: the watcher of \"%s\" refreshed %s in %.3f s: %llu added, %llu changed, %llu appended, %llu deleted, %llu bytes read; segments %llu -> %llu",
+								 w->c.name, w->full ? "the whole tree" : psprintf("%d paths", w->npaths),
+								 stats.seconds, (unsigned long long) stats.files_added,
+								 (unsigned long long) stats.files_changed,
+								 (unsigned long long) stats.files_appended,
+								 (unsigned long long) stats.files_deleted,
+								 (unsigned long long) stats.bytes_read,
+								 (unsigned long long) w->segments, (unsigned long long) stats.segments)));
 		w->segments = stats.segments;
 		merge(w, &opts);
 	}

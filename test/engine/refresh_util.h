@@ -17,6 +17,7 @@
 #include "brute_force.h"
 #include "index/journal.h"
 #include "pipeline/append.h"
+#include "pipeline/racy.h"
 #include "test_util.h"
 
 namespace refresh_util {
@@ -162,6 +163,14 @@ inline scipis_options one_segment_options() {
 // Files written just before a refresh are read again whole by the next
 // one (RefreshCatalog's racy files): waited out where a test wants appends.
 inline void settle() { usleep(150 * 1000); }
+
+// Widens the time after a file's change within which its read is racy
+// (pipeline/racy.h), for a test that needs a file surely racy however
+// slowly it runs.
+struct RacyTick {
+  explicit RacyTick(int64_t ns) { scipis::set_racy_tick_ns(ns); }
+  ~RacyTick() { scipis::set_racy_tick_ns(scipis::kRacyTickNs); }
+};
 
 // Lowers the size below which grown files are read whole, for a test.
 struct AppendMin {

@@ -18,9 +18,10 @@ struct SegmentRef {
   // Its dictionaries and path trigrams (kUnknownBytes in a manifest before
   // version 3 until fill_meta_bytes stats them).
   uint64_t meta_bytes = 0;
-  // When the run that wrote it began (ns since the epoch): a file whose
+  // When the build that wrote it began (ns since the epoch): a file whose
   // recorded ctime is not well before this may have changed again within
-  // the same tick of the file system's clock (INT64_MIN: unknown).
+  // the same tick of the file system's clock (INT64_MIN: none to judge
+  // by; refreshes and merges list their racy documents instead).
   int64_t run_started_ns = INT64_MIN;
   // Where its files are: generation g<home>, named after file_seg there. A
   // segment keeps the files it was written as while later generations

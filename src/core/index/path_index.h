@@ -22,6 +22,10 @@ struct FileAttrs {
   // when not known (the file was not read to its end). A refresh checks it
   // before reading only what was appended (pipeline/append.h).
   uint64_t tail = 0;
+  // Not stored: read so soon after its last change that a change after
+  // the read could keep every attribute (pipeline/racy.h); a refresh lists
+  // the document as racy, to be read again by the next one.
+  bool racy = false;
 };
 
 struct DocInfo {

@@ -20,7 +20,7 @@ namespace scipis {
 // Files smaller than this are read again whole when they grow: a chain
 // costs every query a little until a compaction, a small file's bytes
 // cost less.
-constexpr uint64_t kAppendMinBytes = 64 * 1024;
+constexpr uint64_t kAppendMinBytes = 4 * 1024;
 // Tests lower it to see chains of small files.
 uint64_t append_min_bytes();
 void set_append_min_bytes(uint64_t n);

@@ -561,16 +561,12 @@ void compact_run(scipis_build* b) {
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
     uint32_t seg_no = 0;
     for (SegmentState* s : ix.segs) seg_no = std::max(seg_no, s->ref.seg + 1);
-    int64_t run_started = INT64_MIN;
-    for (size_t j = from_seg[i]; j < ix.segs.size(); j++)
-      run_started = std::max(run_started, ix.segs[j]->ref.run_started_ns);
     uint64_t first_seq = from[i], next_seq = from[i];
     uint32_t since_check = 0;
     auto flush = [&](bool last = false) {
       SegmentRef r = write_segment(gen, i, seg_no++, first_seq, tf, paths, static_cast<int>(sf), budget,
                                    static_cast<uint64_t>(o.tfidf_index_size),
                                    cs.defer ? &cs.packs : nullptr, &cs.packs_mu, last);
-      r.run_started_ns = run_started;
       written[i].push_back(r);
       first_seq = next_seq;
     };
@@ -578,8 +574,15 @@ void compact_run(scipis_build* b) {
       tf.add(TermKey::of(term), seq, static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX)));
       if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
     };
+    auto after_add = [&] {
+      if (++since_check % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
+    };
     std::vector<Fwd> carry;  // postings of the document the last segment's flush cut
     std::vector<std::string> carry_names;
+    // A segment's terms hashed once, a document's added as one batch (its
+    // table lookups overlap): a lookup per posting was a fifth of a merge.
+    std::vector<TermKey> keys, batch;
+    std::vector<uint32_t> counts;
     DocInfo docs[kFileBlock];
     size_t ends[kFileBlock];
     std::string recpaths;
@@ -591,6 +594,8 @@ void compact_run(scipis_build* b) {
       invert(c, s, ix, sf, names, fwd, cs.beside ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
       for (const Fwd& f : carry) fwd.push_back(f);
       sort_by_seq(fwd);
+      keys.clear();
+      for (const std::string& t : names) keys.push_back(TermKey::of(t));
       size_t at = 0;
       const FileBlocks& fb = c.files(s);
       for (size_t blk = 0; blk < fb.blocks(); blk++) {
@@ -633,7 +638,13 @@ void compact_run(scipis_build* b) {
             // A merge beside refreshes keeps the number and record of a
             // tombstoned document and of a chain's folded member (the
             // commit tombstones it), not their postings.
-            for (size_t x = begin; x < at; x++) add(names[fwd[x].term], d.seq, fwd[x].tf);
+            batch.clear();
+            counts.clear();
+            for (size_t x = begin; x < at; x++) {
+              batch.push_back(keys[fwd[x].term]);
+              counts.push_back(fwd[x].tf);
+            }
+            tf.add_batch(batch.data(), counts.data(), batch.size(), d.seq, after_add);
           }
           if (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs)
             racy[i].push_back(d.seq);

@@ -214,6 +214,7 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
     case ReadMsg::kBegin:
       if (absorb_) take_in();
       cur_ = DocInfo::of(next_seq_++, 0, m.attrs);
+      cur_racy_ = m.attrs.racy;
       cur_path_ = std::move(m.path);
       begin_kept(cur_path_);
       cur_append_ = std::move(m.append);
@@ -229,6 +230,7 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
       if (kept_) kept_->docs.back().info = cur_;
       paths_.add(cur_, cur_path_);
       in_doc_ = false;
+      if (cur_racy_) p_.note_racy(DocId{static_cast<uint32_t>(id_), cur_.seq});
       if (cur_append_) {
         // A link: the file is counted already; its length grows by the
         // link's tokens less the piece it counts again.
@@ -267,6 +269,7 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
         if (kept_) kept_->docs.back().info = cur_;
         paths_.add(cur_, std::string_view(pack.paths).substr(f.path_off, f.path_len));
         in_doc_ = false;
+        if (f.attrs.racy) p_.note_racy(DocId{static_cast<uint32_t>(id_), cur_.seq});
         tokens += cur_.tokens;
         with_tokens += cur_.tokens != 0;
         done_file();

@@ -265,8 +265,8 @@ void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {
   for (const char* list : {kTermsFile, kDirsFile}) state.carry_list(list, gen);
   copy_side_file(now_gen, gen, kGenPathsFile);
   // Racy documents: those the generation names, and those of the merged
-  // segments (a merged segment's run start is its newest input's), less
-  // the tombstoned.
+  // segments (racy in their inputs: a merged segment has no run start),
+  // less the tombstoned.
   DeadSeqs racy = cs.racy;
   racy.resize(now.indexers);
   if (state.read_list(kRacyFile, bytes)) {

@@ -18,6 +18,7 @@
 #include "index/segment_pack.h"
 #include "index/tfidf_index.h"
 #include "pipeline/compact.h"
+#include "pipeline/racy.h"
 #include "pipeline/stages.h"
 #include "util/engine_thread.h"
 #include "util/time_ns.h"
@@ -142,6 +143,16 @@ std::vector<SegmentRef> Pipeline::absorbed() const {
 std::vector<ChainLink> Pipeline::links() const {
   std::lock_guard<std::mutex> lk(mu_);
   return links_;
+}
+
+std::vector<DocId> Pipeline::racy_docs() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return racy_;
+}
+
+void Pipeline::note_racy(DocId d) {
+  std::lock_guard<std::mutex> lk(mu_);
+  racy_.push_back(d);
 }
 
 void Pipeline::place(NumaRole role, int index, int node) {
@@ -352,6 +363,8 @@ FileAttrs attrs_of(const struct stat& st) {
   a.uid = static_cast<uint32_t>(st.st_uid);
   a.gid = static_cast<uint32_t>(st.st_gid);
   a.mode = static_cast<uint32_t>(st.st_mode);
+  // Called before the file's bytes are read.
+  a.racy = read_racy(a, realtime_ns());
   return a;
 }
 

@@ -101,6 +101,10 @@ class Pipeline {
   const std::vector<std::shared_ptr<AbsorbDocs>>& kept_docs() const { return kept_docs_; }
   // The links of appended files indexed (pipeline/append.h).
   std::vector<ChainLink> links() const;
+  // The documents read too soon after a change to be trusted
+  // (pipeline/racy.h), and their noting by the indexers.
+  std::vector<DocId> racy_docs() const;
+  void note_racy(DocId d);
   // The segments indexers took in (ResumeState::Indexer::absorb): their
   // documents are in the new segments.
   std::vector<SegmentRef> absorbed() const;
@@ -190,6 +194,7 @@ class Pipeline {
   std::vector<SegmentRef> segments_;
   std::vector<DeferredPack> deferred_;  // under mu_ while writers run
   std::vector<ChainLink> links_;
+  std::vector<DocId> racy_;
   std::vector<std::shared_ptr<AbsorbDocs>> kept_docs_;  // under mu_ while writers run
   std::exception_ptr error_;
   // Written flushes' buffers, per node, at most one set per indexer: the

@@ -217,12 +217,15 @@ void refresh_prepare(scipis_build* b) {
 
 void refresh_conclude(scipis_build* b) {
   RefreshState& r = *b->refresh;
-  // Racy documents of a segment taken in stay racy under the new segment's
-  // later start.
-  for (uint32_t i = 0; i < r.absorbed_docs.size(); i++) {
-    if (r.absorbed_docs[i].empty()) continue;
+  // The new segments' racy documents are listed, each judged by when it
+  // was read (pipeline/racy.h), not by the run's start: under churn a
+  // tenth of the files a refresh read had changed since it began, and the
+  // next refresh read each again whole.
+  for (const DocId& d : b->pipeline->racy_docs()) r.racy.at(d.indexer).push_back(d.seq);
+  // Racy documents of a segment taken in stay racy in the new segment.
+  for (uint32_t i = 0; i < r.racy.size(); i++) {
     auto& racy = r.racy[i];
-    for (const auto& taken : r.absorbed_docs[i]) {
+    for (const auto& taken : i < r.absorbed_docs.size() ? r.absorbed_docs[i] : decltype(r.absorbed_docs)::value_type{}) {
       const AbsorbDocs& a = *taken;
       a.each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) {
         if (a.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= a.ref.run_started_ns - kRacyNs)
@@ -298,10 +301,8 @@ void refresh_conclude(scipis_build* b) {
     if (std::none_of(taken.begin(), taken.end(),
                      [&](const SegmentRef& t) { return t.indexer == s.indexer && t.seg == s.seg; }))
       m.segments.push_back(s);
-  for (SegmentRef s : b->pipeline->segments()) {
-    s.run_started_ns = b->started_ns;
-    m.segments.push_back(s);
-  }
+  // Their racy documents are listed (above): no run start to judge by.
+  for (const SegmentRef& s : b->pipeline->segments()) m.segments.push_back(s);
   std::sort(m.segments.begin(), m.segments.end(), [](const auto& x, const auto& y) {
     return x.indexer != y.indexer ? x.indexer < y.indexer : x.seg < y.seg;
   });

@@ -38,14 +38,16 @@ struct KnownFile {
   DocId root;     // its chain's root, or itself
 };
 
-// Files whose recorded ctime is within this of the start of the run that
-// read them may have been written again within one tick of the file
+// Files whose recorded ctime is within this of the start of the build
+// that read them may have been written again within one tick of the file
 // system's coarse clock, keeping every attribute: they are read again.
+// (A refresh judges each file by its own read: pipeline/racy.h.)
 constexpr int64_t kRacyNs = 100 * 1000 * 1000;
 // RefreshCatalog::needs_read's *to_read when it did not stat the file.
 constexpr uint64_t kUnknownToRead = UINT64_MAX;
-// Documents a compaction merged that were racy in their own segments (a
-// merged segment has one run start): read again by the next refresh.
+// Racy documents a refresh read, and those a compaction merged that were
+// racy in their own segments (merged ones have no run start): read again
+// by the next refresh.
 // Tombstone file format (index/deletes.h).
 inline const char* kRacyFile = "racy";
 

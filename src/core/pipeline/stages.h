@@ -55,6 +55,7 @@ class Pipeline::IndexerRun {
   bool in_doc_ = false;
   std::string cur_path_;
   DocInfo cur_{};
+  bool cur_racy_ = false;  // FileAttrs::racy of the file being added
   std::unique_ptr<AppendRead> cur_append_;
   uint32_t since_check_ = 0;
   static constexpr size_t kBatch = 512;
