@@ -19,8 +19,10 @@
 #include "index/chains.h"
 #include "index/journal.h"
 #include "index/manifest.h"
+#include "index/segment_format.h"
 #include "query/collection.h"
 #include "refresh_util.h"
+#include "util/bytes.h"
 #include "util/error.h"
 #include "util/fileio.h"
 
@@ -414,4 +416,85 @@ TEST(Journal, AStateReadBeforeAPublishIsNotCurrent) {
   EXPECT_TRUE(scipis::Collection(dir).is_current());
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
+}
+
+namespace {
+
+// A tombstone file of the given encoding and body, sealed (checksums
+// right: only what the body says can be wrong).
+std::string sealed_deletes(uint64_t count, const std::string& body, uint32_t aux) {
+  return scipis::sealed_file(scipis::kMagicDeletes, count, body, aux);
+}
+
+std::string varints(std::initializer_list<uint64_t> v) {
+  std::string out;
+  for (uint64_t x : v) scipis::put_varint(out, x);
+  return out;
+}
+
+}  // namespace
+
+// Tombstone lists round-trip at their edges (none, one, seqs 0 and the
+// last, gaps past 2^32, every indexer or one of many); the old fixed-width
+// encoding still reads; a sealed body that lies is refused as damage.
+TEST(Journal, TombstoneListsRoundTripAndLiesAreRefused) {
+  const std::vector<uint64_t> docs{10, uint64_t{1} << 40, 1, 300};
+  std::mt19937_64 rng(5);
+  std::vector<scipis::DeadSeqs> cases = {
+      {{}, {}, {}, {}},
+      {{0}, {}, {}, {}},
+      {{9}, {0, (uint64_t{1} << 33) + 7, (uint64_t{1} << 40) - 1}, {0}, {}},
+      {{}, {}, {}, {299}},
+  };
+  scipis::DeadSeqs dense(4);
+  for (uint64_t q = 0; q < 300; q++)
+    if (rng() % 3) dense[3].push_back(q);
+  for (uint64_t q = 0; q < 5000; q++) dense[1].push_back(q * (rng() % 1000 + 1) + q);
+  std::sort(dense[1].begin(), dense[1].end());
+  dense[1].erase(std::unique(dense[1].begin(), dense[1].end()), dense[1].end());
+  cases.push_back(dense);
+  for (size_t k = 0; k < cases.size(); k++) {
+    const std::string bytes = scipis::encode_deletes(cases[k]);
+    EXPECT_EQ(scipis::decode_deletes("t", bytes, docs), cases[k]) << k;
+    // The fixed-width encoding of the same list.
+    std::string fixed;
+    for (uint32_t i = 0; i < cases[k].size(); i++)
+      for (uint64_t q : cases[k][i]) {
+        scipis::put_u32(fixed, i);
+        scipis::put_u64(fixed, q);
+      }
+    EXPECT_EQ(scipis::decode_deletes("t", sealed_deletes(scipis::count_dead(cases[k]), fixed, scipis::kDeletesFixed),
+                                     docs),
+              cases[k])
+        << k;
+  }
+  // Dense tombstones take about a byte each.
+  EXPECT_LT(scipis::encode_deletes(dense).size(), 32 + 2 * scipis::count_dead(dense) + 16);
+  const std::vector<std::pair<std::string, std::string>> lies = {
+      {"unknown encoding", sealed_deletes(1, varints({0, 1, 3}), 7)},
+      {"seq past the indexer's documents", sealed_deletes(1, varints({0, 1, 10}), 1)},
+      {"gap past the documents", sealed_deletes(2, varints({0, 2, 5, uint64_t{1} << 63}), 1)},
+      {"a repeat (zero gap)", sealed_deletes(2, varints({0, 2, 5, 0}), 1)},
+      {"unknown indexer", sealed_deletes(1, varints({4, 1, 0}), 1)},
+      {"indexer twice", sealed_deletes(2, varints({0, 1, 1, 0, 1, 2}), 1)},
+      {"indexers out of order", sealed_deletes(2, varints({3, 1, 1, 0, 1, 2}), 1)},
+      {"count above the header's", sealed_deletes(1, varints({0, 2, 1, 1}), 1)},
+      {"count below the header's", sealed_deletes(3, varints({0, 2, 1, 1}), 1)},
+      {"an empty indexer entry", sealed_deletes(1, varints({0, 0, 3, 1, 0}), 1)},
+      {"a varint cut short", sealed_deletes(1, std::string{"\x00\x01\x80", 3}, 1)},
+      {"count past the body", sealed_deletes(uint64_t{1} << 62, varints({0, 1, 3}), 1)},
+      {"fixed width, out of order", sealed_deletes(2, [] {
+         std::string f;
+         scipis::put_u32(f, 0), scipis::put_u64(f, 5), scipis::put_u32(f, 0), scipis::put_u64(f, 5);
+         return f;
+       }(), 0)},
+  };
+  for (const auto& [what, bytes] : lies) {
+    try {
+      scipis::decode_deletes("t", bytes, docs);
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const scipis::Error& e) {
+      EXPECT_EQ(e.code(), SCIPIS_E_CORRUPT) << what << ": " << e.what();
+    }
+  }
 }
