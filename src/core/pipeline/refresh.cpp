@@ -225,8 +225,8 @@ void refresh_conclude(scipis_build* b) {
   // Racy documents of a segment taken in stay racy in the new segment.
   for (uint32_t i = 0; i < r.racy.size(); i++) {
     auto& racy = r.racy[i];
-    for (const auto& taken : i < r.absorbed_docs.size() ? r.absorbed_docs[i] : decltype(r.absorbed_docs)::value_type{}) {
-      const AbsorbDocs& a = *taken;
+    for (size_t k = 0; i < r.absorbed_docs.size() && k < r.absorbed_docs[i].size(); k++) {
+      const AbsorbDocs& a = *r.absorbed_docs[i][k];
       a.each([&](const std::vector<std::string>&, const AbsorbDocs::Doc& d) {
         if (a.ref.run_started_ns != INT64_MIN && d.info.ctime_ns >= a.ref.run_started_ns - kRacyNs)
           racy.push_back(d.info.seq);
