@@ -239,6 +239,12 @@ typedef struct scipis_index scipis_index;
 scipis_index *scipis_index_open(const char *dir, scipis_error *err);
 /* 1 when the manifest on disk is still the one ix was opened on. */
 int			scipis_index_is_current(scipis_index *ix);
+/*
+ * Moves ix to the manifest now on disk, keeping what it had read of the
+ * segments both name (a refresh adds a few and leaves the rest): cheaper
+ * than closing and opening. On failure ix is as it was.
+ */
+int			scipis_index_update(scipis_index *ix, scipis_error *err);
 void		scipis_index_close(scipis_index *ix);
 
 typedef struct scipis_index_info

@@ -60,6 +60,9 @@ scipis_index_cached(const ScipisCollection *c, bool missing_ok)
 			continue;
 		if (scipis_index_is_current(e->ix))
 			return e->ix;
+		/* A refresh since: what it left unchanged stays read. */
+		if (scipis_index_update(e->ix, &err) == 0)
+			return e->ix;
 		drop_entry(link);
 		break;
 	}

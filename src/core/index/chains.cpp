@@ -34,7 +34,9 @@ std::vector<ChainLink> decode_chains(const std::string& path, const std::string&
   Cursor c(body.data(), body.size());
   std::vector<ChainLink> links;
   links.reserve(h.count);
-  absl::flat_hash_set<DocId> seen, roots;
+  // Every root is a member too: one set finds a document named twice.
+  absl::flat_hash_set<DocId> seen;
+  seen.reserve(2 * h.count);
   auto known = [&](const DocId& d) { return d.indexer < docs.size() && d.seq < docs[d.indexer]; };
   for (uint64_t i = 0; i < h.count; i++) {
     ChainLink l;
@@ -52,8 +54,7 @@ std::vector<ChainLink> decode_chains(const std::string& path, const std::string&
     if (!known(l.ext) || !known(l.root)) fail_corrupt(path, "appended-file list names an unknown document");
     const bool same_chain = !links.empty() && links.back().root == l.root;
     // A root starts one chain, and no document is a member twice.
-    if ((!same_chain && !roots.insert(l.root).second) || (!same_chain && !seen.insert(l.root).second) ||
-        !seen.insert(l.ext).second)
+    if ((!same_chain && !seen.insert(l.root).second) || !seen.insert(l.ext).second)
       fail_corrupt(path, "appended-file list names a document twice");
     links.push_back(std::move(l));
   }

@@ -26,10 +26,11 @@ constexpr int kReopenAttempts = 3;
 
 namespace {
 
-std::unique_ptr<Collection> open_collection(const std::string& dir) {
+// prev: the handle's older state, whose unchanged segments it takes over.
+std::unique_ptr<Collection> open_collection(const std::string& dir, Collection* prev = nullptr) {
   for (int attempt = 1;; attempt++) {
     try {
-      return std::make_unique<Collection>(dir);
+      return std::make_unique<Collection>(dir, read_current(dir), prev);
     } catch (const Error& e) {
       // Its manifest replaced while its lists were read: read again.
       if (e.code() != SCIPIS_E_CORRUPT || attempt == kReopenAttempts) throw;
@@ -54,7 +55,7 @@ int on_current(scipis_index* ix, scipis_error* err, F&& body) {
   for (int attempt = 1;; attempt++) {
     const int rc = guarded(err, body);
     if (rc == 0 || attempt == kReopenAttempts || ix->c->is_current()) return rc;
-    if (guarded(err, [&] { ix->c = open_collection(ix->dir); }) != 0) return -1;
+    if (guarded(err, [&] { ix->c = open_collection(ix->dir, ix->c.get()); }) != 0) return -1;
   }
 }
 
@@ -103,6 +104,10 @@ extern "C" scipis_index* scipis_index_open(const char* dir, scipis_error* err) {
 }
 
 extern "C" void scipis_index_close(scipis_index* ix) { delete ix; }
+
+extern "C" int scipis_index_update(scipis_index* ix, scipis_error* err) {
+  return guarded(err, [&] { ix->c = open_collection(ix->dir, ix->c.get()); });
+}
 
 extern "C" int scipis_index_is_current(scipis_index* ix) {
   return ix->c->is_current() ? 1 : 0;

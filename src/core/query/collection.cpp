@@ -15,7 +15,7 @@ namespace scipis {
 
 Collection::Collection(std::string dir) : Collection(dir, read_current(dir)) {}
 
-Collection::Collection(std::string dir, CurrentState state) : dir_(std::move(dir)) {
+Collection::Collection(std::string dir, CurrentState state, Collection* prev) : dir_(std::move(dir)) {
   lists_ = std::move(state);
   m_ = std::move(lists_.m);
   tokenizer_ = std::make_unique<Tokenizer>(m_.delimiter);
@@ -42,6 +42,59 @@ Collection::Collection(std::string dir, CurrentState state) : dir_(std::move(dir
   }
   if (m_.deleted > 0) load_deletes();
   if (m_.chain_links > 0) load_chains();
+  for (const SegmentState& s : segs_) {
+    const uint64_t h = m_.home_of(s.ref);
+    if (home_ids_.contains(h)) continue;
+    struct stat st;
+    const std::string p = dir_ + "/g" + std::to_string(h);
+    home_ids_[h] = ::stat(p.c_str(), &st) == 0 ? std::pair<uint64_t, uint64_t>(st.st_dev, st.st_ino)
+                                               : std::pair<uint64_t, uint64_t>(0, 0);
+  }
+  // Last: nothing after it may fail, so that a failed open leaves prev whole.
+  if (prev) adopt(*prev);
+}
+
+namespace {
+
+bool same_files(const Manifest& a, const SegmentRef& x, const Manifest& b, const SegmentRef& y) {
+  return x.indexer == y.indexer && x.seg == y.seg && x.first_seq == y.first_seq && x.docs == y.docs &&
+         x.tf_data_bytes == y.tf_data_bytes && x.file_data_bytes == y.file_data_bytes &&
+         a.home_of(x) == b.home_of(y) && file_seg_of(x) == file_seg_of(y) && x.packed == y.packed &&
+         x.pack_root == y.pack_root && x.journal_off == y.journal_off && x.journal_len == y.journal_len;
+}
+
+}  // namespace
+
+void Collection::adopt(Collection& prev) {
+  if (prev.dir_ != dir_ || prev.m_.split_factor != m_.split_factor || prev.m_.indexers != m_.indexers) return;
+  // A segment's files never change once a manifest names them; a home
+  // removed and made again (the collection dropped and built anew) may
+  // hold others under the same names.
+  absl::flat_hash_map<std::pair<uint32_t, uint64_t>, SegmentState*> old;  // by indexer, first seq
+  for (SegmentState& s : prev.segs_) old[{s.ref.indexer, s.seq0}] = &s;
+  for (SegmentState& s : segs_) {
+    const auto it = old.find({s.ref.indexer, s.seq0});
+    if (it == old.end()) continue;
+    SegmentState& o = *it->second;
+    const uint64_t h = m_.home_of(s.ref);
+    const auto mine = home_ids_.find(h), theirs = prev.home_ids_.find(h);
+    if (!o.parts || !same_files(m_, s.ref, prev.m_, o.ref) || mine->second.second == 0 ||
+        theirs == prev.home_ids_.end() || theirs->second != mine->second)
+      continue;
+    s.parts = std::move(o.parts);
+    if (o.tf_fd && open_fds_ < kMaxOpenDataFiles) {
+      s.tf_fd = std::move(o.tf_fd);
+      s.tf_base = o.tf_base;
+      open_fds_++;
+    }
+    s.tf_map = std::move(o.tf_map);
+    s.tf_meta = std::move(o.tf_meta);
+    s.file_map = std::move(o.file_map);
+    s.files = std::move(o.files);
+    s.file_meta = std::move(o.file_meta);
+    s.trigram_map = std::move(o.trigram_map);
+    s.trigrams = std::move(o.trigrams);
+  }
 }
 
 void Collection::load_chains() {
@@ -63,19 +116,21 @@ void Collection::load_chains() {
     if (!l.retract.empty()) ch.retract.push_back(l.retract);
     ch.tokens = l.tokens;
   }
+  chain_of_.reserve(links_.size() + chains_.size());
   for (size_t c = 0; c < chains_.size(); c++) {
     for (const DocId& d : chains_[c].members) {
       chain_of_[d] = static_cast<uint32_t>(c);
       IndexerState& ix = ix_[d.indexer];
       if (ix.is_dead(d.seq)) fail_corrupt(p, "appended-file list names a tombstoned document");
-      ix.chained.push_back(d.seq);
+      if (ix.chained_bits.empty()) ix.chained_bits.assign((ix.docs() + 63) / 64, 0);
+      ix.chained_bits[d.seq >> 6] |= uint64_t{1} << (d.seq & 63);
     }
   }
+  // In order from the bitmap: cheaper than sorting the members.
   for (IndexerState& ix : ix_) {
-    if (ix.chained.empty()) continue;
-    std::sort(ix.chained.begin(), ix.chained.end());
-    ix.chained_bits.assign((ix.docs() + 63) / 64, 0);
-    for (uint64_t seq : ix.chained) ix.chained_bits[seq >> 6] |= uint64_t{1} << (seq & 63);
+    for (size_t w = 0; w < ix.chained_bits.size(); w++)
+      for (uint64_t b = ix.chained_bits[w]; b != 0; b &= b - 1)
+        ix.chained.push_back(w * 64 + static_cast<uint64_t>(__builtin_ctzll(b)));
   }
 }
 

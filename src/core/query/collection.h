@@ -82,8 +82,12 @@ class Collection {
  public:
   explicit Collection(std::string dir);
   // Opened on a state already read (read_current): a refresh's or a
-  // compaction's, whose manifest it must be.
-  Collection(std::string dir, CurrentState state);
+  // compaction's, whose manifest it must be. With prev (an older state of
+  // the same directory, given up to this one): the segments both name,
+  // in the same files, keep what prev had read of them (dictionary
+  // tables, document tables, mappings, descriptors), so that a handle
+  // reopened after a refresh reads only the refresh's segments afresh.
+  Collection(std::string dir, CurrentState state, Collection* prev = nullptr);
   const Manifest& manifest() const { return m_; }
   const std::string& dir() const { return dir_; }
   const std::string& gen_dir() const { return gen_dir_; }
@@ -156,6 +160,11 @@ class Collection {
   CurrentState lists_;
   void load_deletes();
   void load_chains();
+  void adopt(Collection& prev);
+  // Each home generation directory's identity when this was opened: a
+  // directory removed and made again under the same name is not the one
+  // whose files an older state read.
+  absl::flat_hash_map<uint64_t, std::pair<uint64_t, uint64_t>> home_ids_;
   std::vector<ChainLink> links_;
   std::vector<Chain> chains_;
   absl::flat_hash_map<DocId, uint32_t> chain_of_;
