@@ -60,12 +60,19 @@ sql/scipis--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 
 # Engine unit tests: the engine objects linked with GoogleTest, no server.
-# One object per test file, so that make -j compiles them side by side.
+# The test files are compiled as one unity file per core (scripts/unity.py,
+# as the sanitizer build below does): 29 s instead of 99 s on two cores,
+# a third of the test command's engine suite; file-local names must be
+# unique across test/engine.
 ENGINE_TEST_SRCS := $(sort $(wildcard test/engine/*.cpp))
-ENGINE_TEST_OBJS := $(patsubst test/engine/%.cpp,build/test/%.o,$(ENGINE_TEST_SRCS))
+TEST_PARTS := $(shell n=$$(nproc 2>/dev/null || echo 2); seq 0 $$((n - 1)))
+ENGINE_TEST_UNITY := $(patsubst %,build/test/unity-%.cpp,$(TEST_PARTS))
+ENGINE_TEST_OBJS := $(ENGINE_TEST_UNITY:.cpp=.o)
 -include $(ENGINE_TEST_OBJS:.o=.d)
-build/test/%.o: test/engine/%.cpp
+$(ENGINE_TEST_UNITY): build/test/unity-%.cpp: FORCE
 	@mkdir -p $(dir $@)
+	@python3 scripts/unity.py $@ $* $(words $(TEST_PARTS)) $(ENGINE_TEST_SRCS)
+$(ENGINE_TEST_OBJS): build/test/unity-%.o: build/test/unity-%.cpp
 	$(CXX) -std=c++20 -O1 -g1 -DNDEBUG $(WARN) -MMD -MP -Isrc/core -pthread -c $< -o $@
 test/engine/engine_tests: $(CORE_SRCS:.cpp=.o) $(ENGINE_TEST_OBJS)
 	$(CXX) -pthread -o $@ $(ENGINE_TEST_OBJS) $(CORE_SRCS:.cpp=.o) -lgtest -lgtest_main $(ENGINE_LIBS)

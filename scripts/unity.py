@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes one unity file of the sanitizer build: every NPARTS-th source,
+"""Writes one unity file of a unity build: every NPARTS-th source,
 starting at PART, as #includes. Leaves the file alone if unchanged, so that
 make rebuilds the part only when its sources or their headers change.
    scripts/unity.py OUT PART NPARTS SOURCES..."""

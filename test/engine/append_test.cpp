@@ -21,10 +21,6 @@ using namespace refresh_util;
 
 namespace {
 
-void append(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::app | std::ios::binary) << bytes;
-}
-
 uint64_t size_of(const std::string& path) { return fs::file_size(path); }
 
 const std::vector<std::string> kMore = {"w12", "w1 w12", std::string(255, 'q'), "q qq",

@@ -28,10 +28,6 @@ using namespace refresh_util;
 
 namespace {
 
-void append(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::app | std::ios::binary) << bytes;
-}
-
 // Engine tasks a refresh of paths started (its coordinator included).
 uint64_t tasks_of(const std::string& dir, const std::string& root, const scipis_options& o,
                   const std::vector<std::string>& paths, scipis_build_stats* st) {

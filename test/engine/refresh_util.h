@@ -190,6 +190,10 @@ inline void other_files(const std::string& root, std::mt19937& rng) {
   }
 }
 
+inline void append(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::app | std::ios::binary) << bytes;
+}
+
 // Log-like words (w0..w11), a line break now and then.
 inline std::string lines(std::mt19937& rng, size_t bytes) {
   std::string s;
