@@ -498,3 +498,47 @@ TEST(Journal, TombstoneListsRoundTripAndLiesAreRefused) {
     }
   }
 }
+
+// Appended-file lists round-trip; one that names a document twice (a root
+// starting a second chain, a member of two chains, a chain's root as
+// another's member) or one past its indexer's documents is damage.
+TEST(Journal, ChainListsNamingADocumentTwiceAreRefused) {
+  const std::vector<uint64_t> docs{100, uint64_t{1} << 40};
+  using scipis::ChainLink;
+  using scipis::DocId;
+  auto link = [](DocId ext, DocId root, const char* retract = "") {
+    ChainLink l;
+    l.ext = ext;
+    l.root = root;
+    l.tokens = 5;
+    l.retract = retract;
+    return l;
+  };
+  const std::vector<ChainLink> good = {link({0, 7}, {0, 3}), link({1, 9}, {0, 3}, "w1"),
+                                       link({0, 99}, {1, (uint64_t{1} << 40) - 1}), link({0, 0}, {1, 4})};
+  const auto back = scipis::decode_chains("t", scipis::encode_chains(good), docs);
+  ASSERT_EQ(back.size(), good.size());
+  for (size_t i = 0; i < good.size(); i++) {
+    EXPECT_EQ(back[i].ext, good[i].ext);
+    EXPECT_EQ(back[i].root, good[i].root);
+    EXPECT_EQ(back[i].retract, good[i].retract);
+  }
+  const std::vector<std::pair<std::string, std::vector<ChainLink>>> lies = {
+      {"a root starting two chains", {link({0, 7}, {0, 3}), link({0, 8}, {1, 3}), link({0, 9}, {0, 3})}},
+      {"a member of two chains", {link({0, 7}, {0, 3}), link({0, 7}, {0, 4})}},
+      {"a member twice in one chain", {link({0, 7}, {0, 3}), link({0, 7}, {0, 3})}},
+      {"a root that is another chain's member", {link({0, 7}, {0, 3}), link({0, 8}, {0, 7})}},
+      {"a member that is another chain's root", {link({0, 7}, {0, 3}), link({0, 3}, {0, 4})}},
+      {"its own root", {link({0, 3}, {0, 3})}},
+      {"a seq past the documents", {link({0, 100}, {0, 3})}},
+      {"an unknown indexer", {link({2, 1}, {0, 3})}},
+  };
+  for (const auto& [what, links] : lies) {
+    try {
+      scipis::decode_chains("t", scipis::encode_chains(links), docs);
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const scipis::Error& e) {
+      EXPECT_EQ(e.code(), SCIPIS_E_CORRUPT) << what << ": " << e.what();
+    }
+  }
+}

@@ -34,9 +34,23 @@ std::vector<ChainLink> decode_chains(const std::string& path, const std::string&
   Cursor c(body.data(), body.size());
   std::vector<ChainLink> links;
   links.reserve(h.count);
-  // Every root is a member too: one set finds a document named twice.
-  absl::flat_hash_set<DocId> seen;
-  seen.reserve(2 * h.count);
+  // Every root is a member too: one bitmap per indexer finds a document
+  // named twice (a hash set of them was most of a search handle's open);
+  // a set where the bitmap would be far larger than the list (its
+  // documents as the manifest counts them, which may lie).
+  const uint64_t bitmap_words_max = 8 * h.count + 1024;
+  std::vector<std::vector<uint64_t>> seen_bits(docs.size());
+  absl::flat_hash_set<DocId> seen_set;
+  auto first_time = [&](const DocId& d) {
+    if ((docs[d.indexer] + 63) / 64 > bitmap_words_max) return seen_set.insert(d).second;
+    auto& bits = seen_bits[d.indexer];
+    if (bits.empty()) bits.assign((docs[d.indexer] + 63) / 64, 0);
+    uint64_t& w = bits[d.seq >> 6];
+    const uint64_t bit = uint64_t{1} << (d.seq & 63);
+    if (w & bit) return false;
+    w |= bit;
+    return true;
+  };
   auto known = [&](const DocId& d) { return d.indexer < docs.size() && d.seq < docs[d.indexer]; };
   for (uint64_t i = 0; i < h.count; i++) {
     ChainLink l;
@@ -54,7 +68,7 @@ std::vector<ChainLink> decode_chains(const std::string& path, const std::string&
     if (!known(l.ext) || !known(l.root)) fail_corrupt(path, "appended-file list names an unknown document");
     const bool same_chain = !links.empty() && links.back().root == l.root;
     // A root starts one chain, and no document is a member twice.
-    if ((!same_chain && !seen.insert(l.root).second) || !seen.insert(l.ext).second)
+    if ((!same_chain && !first_time(l.root)) || !first_time(l.ext))
       fail_corrupt(path, "appended-file list names a document twice");
     links.push_back(std::move(l));
   }
