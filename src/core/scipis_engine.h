@@ -186,6 +186,20 @@ scipis_build *scipis_refresh_start(const char *dir, const char *root,
 scipis_build *scipis_compact_start(const char *dir, const scipis_options *opts, int flags,
 								   scipis_error *err);
 /*
+ * A compaction (as scipis_compact_start with no flags: tail tiers, and
+ * tombstoned documents' records dropped, documents renumbered) beside
+ * refreshes: the caller holds the collection's lock while this starts and
+ * while scipis_build_finish commits, not in between. The commit publishes
+ * the merge when nothing was committed meanwhile; otherwise it refreshes
+ * the whole tree under root on top of the merged generation before that
+ * is published, and publishes the refresh's (so the commit takes about
+ * as long as a refresh of what changed while the merge ran). It is
+ * dropped if a segment it keeps is gone (a rebuild, scipis_compact). One
+ * merge at a time per collection, as SCIPIS_COMPACT_BESIDE.
+ */
+scipis_build *scipis_compact_garbage_start(const char *dir, const char *root,
+										   const scipis_options *opts, scipis_error *err);
+/*
  * 1 when the index in dir has a tail tier a compaction (flags) would
  * merge, or (unless SCIPIS_COMPACT_BESIDE) garbage it would drop.
  */

@@ -48,7 +48,7 @@ static void stop_merge(int code, Datum arg);
 #define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */
 #define RETRY_MS 5000			/* after a refresh that failed */
 #define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
-#define GARBAGE_MERGE_MS 600000	/* a merge under the lock waits at most this long for quiet */
+#define GARBAGE_MERGE_MS 120000	/* under unbroken churn, a renumbering merge at most this often */
 #define QUIET_MS 5000			/* no event this long: the tree is quiet */
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
@@ -441,8 +441,10 @@ merge_commit(Watcher *w)
  * under the lock the next refresh would wait for it; they fold chains and
  * drop tombstoned documents' postings, keeping every number); the records
  * of tombstoned documents, which only a merge that renumbers drops, are
- * merged under the lock once the tree has been quiet for QUIET_MS, or
- * every GARBAGE_MERGE_MS.
+ * merged under the lock once the tree has been quiet for QUIET_MS, and
+ * under unbroken churn beside the refreshes at most every
+ * GARBAGE_MERGE_MS (scipis_compact_garbage_start: its commit refreshes
+ * on top of it what changed while it ran).
  */
 static void
 merge(Watcher *w, const scipis_options *opts)
@@ -464,11 +466,20 @@ merge(Watcher *w, const scipis_options *opts)
 	{
 		TimestampTz now = GetCurrentTimestamp();
 
-		if (TimestampDifferenceExceeds(w->last_event, now, QUIET_MS) ||
-			TimestampDifferenceExceeds(w->garbage_merge_at, now, GARBAGE_MERGE_MS))
+		if (TimestampDifferenceExceeds(w->last_event, now, QUIET_MS))
 		{
 			scipis_compact_tiers(w->dir, opts, w->c.name);
 			w->garbage_merge_at = now;
+		}
+		else if (TimestampDifferenceExceeds(w->garbage_merge_at, now, GARBAGE_MERGE_MS) &&
+				 scipis_compact_needed(w->dir, 0))
+		{
+			w->garbage_merge_at = now;
+			w->merge = scipis_compact_garbage_start(w->dir, w->c.root, opts, &err);
+			if (w->merge == NULL)
+				ereport(LOG,
+						(errmsg("scipis: the watcher of \"%s\" could not merge its segments: %s (tried again after the next refresh)",
+								w->c.name, err.message)));
 		}
 	}
 }

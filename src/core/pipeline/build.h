@@ -47,6 +47,10 @@ struct RefreshState {
   std::unique_ptr<scipis::Collection> collection;
   std::mutex absorb_mu;
   std::vector<std::vector<std::shared_ptr<const scipis::AbsorbDocs>>> absorbed_docs;
+  // On a merged generation not yet published (pipeline/merge_renumber.cpp):
+  // it commits a generation of its own (not into a journal) even when
+  // nothing changed, and removes no garbage (readers are on another).
+  bool on_merged = false;
 };
 
 struct scipis_build {
@@ -71,6 +75,11 @@ struct scipis_build {
   std::unique_ptr<scipis::DirRecorder> dirs;
   uint64_t rules_id = 0;
 };
+
+// Starts a refresh of the whole tree under root on top of base, a merged
+// generation not yet published (the caller holds the collection's lock).
+scipis_build* refresh_on_merged(const std::string& dir, const std::string& root, const scipis_options& opts,
+                                scipis::CurrentState base);
 
 // Generations are directories g<N>: the number a new one takes.
 uint64_t next_generation(const std::string& dir, const scipis::Manifest* current);

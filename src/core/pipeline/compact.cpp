@@ -296,13 +296,11 @@ void scipis::set_compaction_plan(std::vector<size_t> from) {
   forced_plan_from = std::move(from);
 }
 
-namespace {
-
 // Where each indexer's merge starts, as compact_run merges: the tail
 // tiers (or the beside merge's plan), an indexer of one segment with
 // nothing to reclaim left be, reaching back to garbage and forward to the
 // members of chains whose roots it holds.
-std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const CompactState& cs) {
+std::vector<size_t> scipis::plan_compaction(Collection& c, const Manifest& cur, const CompactState& cs) {
   const uint32_t ni = cur.indexers;
   if (auto forced = forced_plan(); !cs.beside && forced.size() == ni) return forced;
   std::vector<size_t> from_seg = cs.beside ? cs.plan : plan_merges(cur, cs.all, cs.max_bytes);
@@ -398,18 +396,21 @@ std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const Co
   return from_seg;
 }
 
+namespace {
+
 }  // namespace
 
 void compact_run(scipis_build* b) {
   CompactState& cs = *b->compact;
   std::unique_ptr<Collection> own;
-  if (!cs.beside) own = std::make_unique<Collection>(b->dir, cs.state);
-  Collection& c = cs.beside ? *cs.snapshot : *own;
+  const bool staged = cs.beside || cs.renumber;  // beside refreshes: read from what the start opened
+  if (!staged) own = std::make_unique<Collection>(b->dir, cs.state);
+  Collection& c = staged ? *cs.snapshot : *own;
   const Manifest& cur = cs.current;
   if (c.manifest().generation != cs.current.generation || c.journal_records() != cs.state.records)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
   const uint32_t ni = cur.indexers, sf = cur.split_factor;
-  const std::vector<size_t> from_seg = plan_compaction(c, cur, cs);
+  const std::vector<size_t> from_seg = cs.renumber ? cs.plan : plan_compaction(c, cur, cs);
   const auto refs = refs_by_indexer(cur);  // with their sizes filled
   std::vector<uint64_t> from(ni, UINT64_MAX);
   for (uint32_t i = 0; i < ni; i++)
@@ -421,7 +422,7 @@ void compact_run(scipis_build* b) {
   for (uint32_t i = 0; i < ni; i++)
     for (size_t j = from_seg[i]; from_seg[i] != SIZE_MAX && j < refs[i].size(); j++)
       input += segment_bytes(*refs[i][j]);
-  cs.defer = !cs.beside && !cs.all && journal_enabled() && input <= kJournalMaxRecord;
+  cs.defer = !staged && !cs.all && journal_enabled() && input <= kJournalMaxRecord;
   const std::string& gen_dir = b->cfg.gen_dir;
   if (!cs.defer && !cs.beside) mkdir_p(gen_dir);
 
@@ -494,7 +495,7 @@ void compact_run(scipis_build* b) {
         if (!holds) continue;
         std::vector<std::string> names;
         std::vector<Fwd> fwd;
-        invert(c, s, ix, sf, names, fwd, cs.beside ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
+        invert(c, s, ix, sf, names, fwd, staged ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
         for (const Fwd& f : fwd)
           if (folded_member.contains(DocId{i, f.seq}))
             stash[DocId{i, f.seq}].emplace_back(names[f.term], f.tf);
@@ -591,7 +592,7 @@ void compact_run(scipis_build* b) {
       SegmentState& s = *ix.segs[j];
       std::vector<std::string> names = std::move(carry_names);
       std::vector<Fwd> fwd;
-      invert(c, s, ix, sf, names, fwd, cs.beside ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
+      invert(c, s, ix, sf, names, fwd, staged ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
       for (const Fwd& f : carry) fwd.push_back(f);
       sort_by_seq(fwd);
       keys.clear();
@@ -679,14 +680,14 @@ void compact_run(scipis_build* b) {
       threads.emplace_back([&, t] {
         // Beside refreshes, a merge takes the cores the refreshes leave:
         // they decide how fresh the collection is.
-        if (cs.beside && cs.nice != 0) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), cs.nice);
+        if (staged && cs.nice != 0) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), cs.nice);
         try {
           for (uint32_t i; (i = next.fetch_add(1)) < ni;) merge_indexer(i);
         } catch (...) {
           errors[t] = std::current_exception();
           next = ni;
         }
-      }, cs.beside);
+      }, staged);
     for (auto& th : threads) th.join();
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
@@ -774,6 +775,7 @@ bool commit_to_journal(scipis_build& b) {
 void compact_commit(scipis_build* b, scipis_build_stats* stats) {
   CompactState& cs = *b->compact;
   if (cs.beside) return beside_commit(b, stats);
+  if (cs.renumber) return renumber_commit(b, stats);
   Manifest& m = b->next;
   const std::string& gen = b->cfg.gen_dir;
   const bool changed = cs.segments_merged > 0;

@@ -150,6 +150,15 @@ struct CompactState {
   };
   std::vector<BesideFold> folds;
 
+  // Beside refreshes, renumbering (scipis_compact_garbage_start): the
+  // compaction's own plan (tail tiers, garbage), tombstoned documents
+  // dropped, read from what the start opened as a beside merge is, its
+  // segments written into the stage. The commit publishes it, or, when
+  // refreshes committed meanwhile, refreshes the tree (root) on top of it
+  // and publishes that.
+  bool renumber = false;
+  std::string root;
+
   // A merge of the tail tiers small enough for one journal record keeps
   // its packs and lists for the commit, which puts them into the journal
   // of the generation it merged (pipeline/journal_commit.h), or, failing
@@ -161,8 +170,27 @@ struct CompactState {
   ~CompactState();
 };
 
+// A merge beside refreshes starts (caller holds the lock): its stage made
+// and locked, the segments it holds written there, its snapshot opened.
+void stage_open(scipis_build* b);
+// Then what it reads of the segments from its plan on, opened or read.
+void stage_inputs(scipis_build* b);
+// The same segment, in the same files (its number aside from a rename).
+bool same_segment(const SegmentRef& a, const SegmentRef& b);
+std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m);
+// A file's (device, inode), or (0, 0).
+std::pair<uint64_t, uint64_t> file_id(const std::string& path);
 // Opens what a merge beside refreshes reads (caller holds the lock).
 void beside_prepare(scipis_build* b);
+// The same for a renumbering one (CompactState::renumber): its plan, and
+// the generation's lists read into memory (a refresh meanwhile may remove
+// the generation).
+void renumber_prepare(scipis_build* b);
+// Commits it (caller holds the lock): nothing it kept from before the
+// plan may have gone (a rebuild, scipis_compact), else it is dropped.
+void renumber_commit(scipis_build* b, scipis_build_stats* stats);
+// Where each indexer's merge starts (SIZE_MAX: none), as compact_run plans.
+std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const CompactState& cs);
 // Commits it into the collection's current generation (caller holds the
 // lock): the merged segments replace their inputs if the generation still
 // holds them, else the merge is dropped (nothing merged).

@@ -28,15 +28,13 @@
 
 using namespace scipis;
 
-namespace {
-
-bool same_segment(const SegmentRef& a, const SegmentRef& b) {
+bool scipis::same_segment(const SegmentRef& a, const SegmentRef& b) {
   return a.indexer == b.indexer && a.seg == b.seg && a.first_seq == b.first_seq && a.docs == b.docs &&
          a.tf_data_bytes == b.tf_data_bytes && a.file_data_bytes == b.file_data_bytes &&
          a.home == b.home && file_seg_of(a) == file_seg_of(b) && a.journal_off == b.journal_off;
 }
 
-std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m) {
+std::vector<std::vector<const SegmentRef*>> scipis::by_indexer(const Manifest& m) {
   std::vector<std::vector<const SegmentRef*>> out(m.indexers);
   for (const SegmentRef& s : m.segments) out[s.indexer].push_back(&s);
   return out;
@@ -44,12 +42,13 @@ std::vector<std::vector<const SegmentRef*>> by_indexer(const Manifest& m) {
 
 // The tf data file's identity: refreshes refer to an unchanged segment
 // where it is, a rebuild or a full compaction writes new ones.
-std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
+std::pair<uint64_t, uint64_t> scipis::file_id(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return {0, 0};
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
+namespace {
 
 // The merge's folds applied to the chains refreshes left meanwhile (links
 // only ever follow a chain's last member, or the chain goes with every
@@ -138,7 +137,7 @@ CompactState::~CompactState() {
   if (lock_fd >= 0) ::close(lock_fd);
 }
 
-void scipis::beside_prepare(scipis_build* b) {
+void scipis::stage_open(scipis_build* b) {
   CompactState& cs = *b->compact;
   cs.stage = b->dir + "/" + kMergeStage;
   if (merge_stage_busy(cs.stage))
@@ -150,25 +149,23 @@ void scipis::beside_prepare(scipis_build* b) {
   if (::flock(cs.lock_fd, LOCK_EX | LOCK_NB) != 0)
     fail(SCIPIS_E_INVALID, "a merge of the collection in \"%s\" is already running", b->dir.c_str());
   b->cfg.gen_dir = cs.stage + "/out";
-  // Full flushes too: a merge that holds up nothing may rewrite a big
-  // segment for the small ones after it, once they are half its size
-  // (each byte about log2 of the growth times).
-  cs.plan = plan_merges(cs.current, false, cs.max_bytes, false, kBesideTierRatio);
-  if (cs.current.segments.size() > kBesideBacklog) cs.nice = 0;
   // Refreshes meanwhile may take in the segments they add, not these.
-  {
-    std::vector<size_t> held(cs.current.indexers, 0);
-    for (const SegmentRef& s : cs.current.segments) held[s.indexer]++;
-    std::string text = "held";
-    for (size_t h : held) text += " " + std::to_string(h);
-    text += "\n";
-    if (::pwrite(cs.lock_fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-      fail_io(errno, "write", cs.stage + "/LOCK");
-  }
+  std::vector<size_t> held(cs.current.indexers, 0);
+  for (const SegmentRef& s : cs.current.segments) held[s.indexer]++;
+  std::string text = "held";
+  for (size_t h : held) text += " " + std::to_string(h);
+  text += "\n";
+  if (::pwrite(cs.lock_fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+    fail_io(errno, "write", cs.stage + "/LOCK");
   cs.snapshot = std::make_unique<Collection>(b->dir, cs.state);
   Collection& c = *cs.snapshot;
   if (c.manifest().generation != cs.current.generation || c.journal_records() != cs.state.records)
     fail(SCIPIS_E_IO, "collection index in \"%s\" changed while a compaction started", b->dir.c_str());
+}
+
+void scipis::stage_inputs(scipis_build* b) {
+  CompactState& cs = *b->compact;
+  Collection& c = *cs.snapshot;
   // Everything the merge reads, opened now: mapped files outlive the
   // generation directory a refresh removes.
   for (uint32_t i = 0; i < cs.current.indexers; i++) {
@@ -182,6 +179,17 @@ void scipis::beside_prepare(scipis_build* b) {
       cs.input_ids[{i, s.ref.seg}] = file_id(c.tf_data_file(s));
     }
   }
+}
+
+void scipis::beside_prepare(scipis_build* b) {
+  CompactState& cs = *b->compact;
+  stage_open(b);
+  // Full flushes too: a merge that holds up nothing may rewrite a big
+  // segment for the small ones after it, once they are half its size
+  // (each byte about log2 of the growth times).
+  cs.plan = plan_merges(cs.current, false, cs.max_bytes, false, kBesideTierRatio);
+  if (cs.current.segments.size() > kBesideBacklog) cs.nice = 0;
+  stage_inputs(b);
 }
 
 void scipis::beside_commit(scipis_build* b, scipis_build_stats* stats) {

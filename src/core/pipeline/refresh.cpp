@@ -332,7 +332,7 @@ struct RefreshLists {
 bool commit_to_journal(scipis_build* b, const RefreshLists& l) {
   RefreshState& r = *b->refresh;
   const auto& packs = b->pipeline->deferred_packs();
-  if (packs.size() != b->pipeline->segments().size()) return false;
+  if (r.on_merged || packs.size() != b->pipeline->segments().size()) return false;
   std::vector<JournalPart> lists{{JournalKind::kList, kDeletesFile, !l.dead.empty(), l.dead},
                                  {JournalKind::kList, kChainsFile, !l.chains.empty(), l.chains},
                                  {JournalKind::kList, kRacyFile, !l.racy.empty(), l.racy}};
@@ -373,7 +373,7 @@ void commit_generation(scipis_build* b, const RefreshLists& l) {
 void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
   RefreshState& r = *b->refresh;
   Manifest& m = b->next;
-  const bool changed = r.new_dead > 0 || m.segments.size() > r.current.segments.size() ||
+  const bool changed = r.on_merged || r.new_dead > 0 || m.segments.size() > r.current.segments.size() ||
                        !b->pipeline->absorbed().empty();
   if (changed) {
     // Racy documents not read again yet stay racy.
@@ -417,6 +417,74 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
   stats->files_checked = r.catalog.files_checked();
 }
 
+// A refresh of state's generation (or of base's, on_merged), started.
+static std::unique_ptr<scipis_build> start_refresh(const std::string& d, const std::string& r, const scipis_options& o,
+                                            int flags, const std::vector<std::string>& scope, CurrentState st,
+                                            bool on_merged) {
+  std::optional<CurrentState> state(std::move(st));
+  const Manifest* current = &state->m;
+  const scipis_options* opts = &o;
+  auto b = std::make_unique<scipis_build>();
+  b->dir = d;
+  configure(*b, r, *opts, flags);
+  // New segments continue the indexers' own.
+  b->cfg.opts.indexer_threads = static_cast<int>(current->indexers);
+  // A few named paths are walked and read by as few threads: starting
+  // the rest cost more than their work.
+  if (!scope.empty())
+    b->cfg.opts.reader_threads =
+        std::max(1, std::min(b->cfg.opts.reader_threads, static_cast<int>(scope.size())));
+  if (on_merged) b->next.generation = next_generation(d, current);
+  else b->garbage = list_garbage(d, current, "", false, &b->next.generation);
+  b->next.split_factor = current->split_factor;
+  b->next.indexers = current->indexers;
+  std::memcpy(b->next.delimiter, current->delimiter, 256);
+  b->cfg.gen_dir = b->next.gen_dir(d);
+
+  auto resume = std::make_shared<ResumeState>();
+  resume->indexers.resize(current->indexers);
+  for (const SegmentRef& s : current->segments) {
+    auto& ix = resume->indexers[s.indexer];
+    ix.segs = std::max(ix.segs, s.seg + 1);
+    ix.next_seq += s.docs;
+  }
+  b->refresh = std::make_unique<RefreshState>();
+  RefreshState& rs = *b->refresh;
+  rs.on_merged = on_merged;
+  rs.resume = resume;
+  const auto registers = state_registers(*state);
+  resume->indexers[0].sketch = registers;
+  if (registers->size() == DistinctTerms::kRegisters) rs.old_registers = registers;
+  b->cfg.resume = std::move(resume);
+
+  rs.current = *current;
+  rs.current_gen = current->gen_dir(d);
+  rs.state = std::move(*state);
+  rs.scope = scope;
+  b->cfg.rules.known = &rs.catalog;
+  b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart
+                                     : std::clamp<uint64_t>(scope.size() * kScopedTablePerPath,
+                                                            kScopedTableStart, kRefreshTableStart);
+  b->cfg.pack_segments = true;
+  if (!scope.empty()) {
+    b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
+  } else {
+    record_dirs(*b);
+    std::string dirs;
+    if (b->dirs && (flags & SCIPIS_REFRESH_SKIP_DIRS) && rs.state.read_list(kDirsFile, dirs) &&
+        rs.dirs.load_bytes(rs.current_gen + "/" + kDirsFile, dirs, b->rules_id)) {
+      b->cfg.rules.dirs = &rs.dirs;
+      rs.catalog.by_dir = true;
+    }
+  }
+  // Small packs wait for the commit: most go to the journal, with no
+  // generation directory made at all.
+  b->cfg.defer_packs = true;
+  b->pipeline = std::make_unique<Pipeline>(b->cfg);
+  launch_build(*b);
+  return b;
+}
+
 extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
                                               const scipis_options* opts, const char* const* paths,
                                               int n_paths, int flags, scipis_error* err) {
@@ -437,65 +505,14 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
       if (!result) throw Error(err->code, err->message);
       return;
     }
-    auto b = std::make_unique<scipis_build>();
-    b->dir = d;
-    configure(*b, r, *opts, flags);
-    // New segments continue the indexers' own.
-    b->cfg.opts.indexer_threads = static_cast<int>(current->indexers);
-    // A few named paths are walked and read by as few threads: starting
-    // the rest cost more than their work.
-    if (!scope.empty())
-      b->cfg.opts.reader_threads =
-          std::max(1, std::min(b->cfg.opts.reader_threads, static_cast<int>(scope.size())));
-    b->garbage = list_garbage(d, current, "", false, &b->next.generation);
-    b->next.split_factor = current->split_factor;
-    b->next.indexers = current->indexers;
-    std::memcpy(b->next.delimiter, current->delimiter, 256);
-    b->cfg.gen_dir = b->next.gen_dir(d);
-
-    auto resume = std::make_shared<ResumeState>();
-    resume->indexers.resize(current->indexers);
-    for (const SegmentRef& s : current->segments) {
-      auto& ix = resume->indexers[s.indexer];
-      ix.segs = std::max(ix.segs, s.seg + 1);
-      ix.next_seq += s.docs;
-    }
-    b->refresh = std::make_unique<RefreshState>();
-    RefreshState& rs = *b->refresh;
-    rs.resume = resume;
-    const auto registers = state_registers(*state);
-    resume->indexers[0].sketch = registers;
-    if (registers->size() == DistinctTerms::kRegisters) rs.old_registers = registers;
-    b->cfg.resume = std::move(resume);
-
-    rs.current = *current;
-    rs.current_gen = current->gen_dir(d);
-    rs.state = std::move(*state);
-    rs.scope = scope;
-    b->cfg.rules.known = &rs.catalog;
-    b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart
-                                       : std::clamp<uint64_t>(scope.size() * kScopedTablePerPath,
-                                                              kScopedTableStart, kRefreshTableStart);
-    b->cfg.pack_segments = true;
-    if (!scope.empty()) {
-      b->cfg.starts = std::make_shared<const std::vector<DirWork>>(walk_starts(r, scope, b->cfg.rules));
-    } else {
-      record_dirs(*b);
-      std::string dirs;
-      if (b->dirs && (flags & SCIPIS_REFRESH_SKIP_DIRS) && rs.state.read_list(kDirsFile, dirs) &&
-          rs.dirs.load_bytes(rs.current_gen + "/" + kDirsFile, dirs, b->rules_id)) {
-        b->cfg.rules.dirs = &rs.dirs;
-        rs.catalog.by_dir = true;
-      }
-    }
-    // Small packs wait for the commit: most go to the journal, with no
-    // generation directory made at all.
-    b->cfg.defer_packs = true;
-    b->pipeline = std::make_unique<Pipeline>(b->cfg);
-    launch_build(*b);
-    result = b.release();
+    result = start_refresh(d, r, *opts, flags, scope, std::move(*state), false).release();
   });
   return result;
+}
+
+scipis_build* refresh_on_merged(const std::string& dir, const std::string& root, const scipis_options& opts,
+                                CurrentState base) {
+  return start_refresh(dir, checked_root(root.c_str()), opts, 0, {}, std::move(base), true).release();
 }
 
 extern "C" int scipis_fresh_as_of(const char* dir, int64_t* ns) {
