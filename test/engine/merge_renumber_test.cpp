@@ -152,3 +152,23 @@ TEST(MergeRenumber, AFullCompactionMeanwhile) {
   EXPECT_FALSE(fs::exists(t.dir + "/merging"));
   check(t.dir, t.root, "after a full compaction meanwhile", {"fresh"});
 }
+
+// Stopped (a watcher's exit) before its commit: nothing it wrote is seen,
+// its stage is garbage, and the next one runs.
+TEST(MergeRenumber, AbortedLeavesTheCollectionAsItWas) {
+  GarbageTree t;
+  const uint64_t gen = scipis::read_current(t.dir).m.generation;
+  scipis_error err;
+  scipis_build* b = scipis_compact_garbage_start(t.dir.c_str(), t.root.c_str(), &t.o, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  scipis_build_abort(b);
+  EXPECT_EQ(scipis::read_current(t.dir).m.generation, gen);
+  check(t.dir, t.root, "aborted", {"fresh"});
+  t.churn(2);
+  b = scipis_compact_garbage_start(t.dir.c_str(), t.root.c_str(), &t.o, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  scipis_build_stats st;
+  ASSERT_EQ(finish_merge(b, &st), 0);
+  EXPECT_GT(st.docs_dropped, 0u);
+  check(t.dir, t.root, "merged after an aborted one", {"fresh"});
+}
