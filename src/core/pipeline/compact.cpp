@@ -818,27 +818,33 @@ void scipis::compact_stats(const scipis_build& b, const Manifest& now, bool merg
   stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - b.started).count();
 }
 
+std::unique_ptr<scipis_build> scipis::compaction_of(const std::string& dir, const scipis_options& opts) {
+  CurrentState state = read_current(dir);
+  auto b = std::make_unique<scipis_build>();
+  b->dir = dir;
+  b->compact = std::make_unique<CompactState>();
+  CompactState& cs = *b->compact;
+  cs.current = state.m;
+  cs.state = std::move(state);
+  fill_meta_bytes(dir, cs.current);
+  b->cfg.opts = opts;
+  resolve_threads(b->cfg.opts);
+  return b;
+}
+
 extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_options* opts,
                                               int flags, scipis_error* err) {
   scipis_build* result = nullptr;
   guarded(err, [&] {
     if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
     const std::string d = dir;
-    CurrentState state = read_current(d);
-    auto b = std::make_unique<scipis_build>();
-    b->dir = d;
-    b->compact = std::make_unique<CompactState>();
+    auto b = compaction_of(d, *opts);
     CompactState& cs = *b->compact;
     cs.all = (flags & SCIPIS_COMPACT_ALL) != 0;
     cs.beside = (flags & SCIPIS_COMPACT_BESIDE) != 0;
     if (cs.all && cs.beside) fail(SCIPIS_E_INVALID, "a merge of every segment cannot run beside refreshes");
     if (cs.beside) cs.max_bytes = kBesideMergeBytes;
     if (flags & SCIPIS_COMPACT_SMALL) cs.max_bytes = kSmallMergeBytes;
-    cs.current = state.m;
-    cs.state = std::move(state);
-    fill_meta_bytes(d, cs.current);
-    b->cfg.opts = *opts;
-    resolve_threads(b->cfg.opts);
     if (cs.beside) {
       beside_prepare(b.get());
     } else {

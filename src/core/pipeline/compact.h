@@ -189,6 +189,8 @@ void renumber_prepare(scipis_build* b);
 // Commits it (caller holds the lock): nothing it kept from before the
 // plan may have gone (a rebuild, scipis_compact), else it is dropped.
 void renumber_commit(scipis_build* b, scipis_build_stats* stats);
+// A compaction of the collection in dir as it is now, not started.
+std::unique_ptr<scipis_build> compaction_of(const std::string& dir, const scipis_options& opts);
 // Where each indexer's merge starts (SIZE_MAX: none), as compact_run plans.
 std::vector<size_t> plan_compaction(Collection& c, const Manifest& cur, const CompactState& cs);
 // Commits it into the collection's current generation (caller holds the

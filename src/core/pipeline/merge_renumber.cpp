@@ -116,19 +116,10 @@ extern "C" scipis_build* scipis_compact_garbage_start(const char* dir, const cha
   scipis_build* result = nullptr;
   guarded(err, [&] {
     if (scipis_options_check(opts, err) != 0) throw Error(err->code, err->message);
-    const std::string d = dir;
-    CurrentState state = read_current(d);
-    auto b = std::make_unique<scipis_build>();
-    b->dir = d;
-    b->compact = std::make_unique<CompactState>();
+    auto b = compaction_of(dir, *opts);
     CompactState& cs = *b->compact;
     cs.renumber = true;
     cs.root = checked_root(root);
-    cs.current = state.m;
-    cs.state = std::move(state);
-    fill_meta_bytes(d, cs.current);
-    b->cfg.opts = *opts;
-    resolve_threads(b->cfg.opts);
     renumber_prepare(b.get());
     mkdir_p(b->cfg.gen_dir);
     launch_build(*b);
