@@ -130,6 +130,7 @@ PGDLLEXPORT void scipis_job_worker_main(Datum arg);
 
 /* watcher.c */
 extern bool scipis_watch_test_overflow;
+extern int	scipis_watch_garbage_merge_ms;
 /* The collection's options say "watch": true. */
 bool		scipis_watched(Jsonb *options);
 /* A watcher of the collection runs (its lock is held). */

@@ -55,6 +55,10 @@ scipis_jobs_init(void)
 							"How often each database's scipis scheduler looks for due and interrupted jobs.",
 							NULL, &scipis_scheduler_naptime, 1000, 100, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("scipis.watch_garbage_merge_interval",
+							"Under unbroken churn, a watcher merges away tombstoned documents beside its refreshes at most this often.",
+							NULL, &scipis_watch_garbage_merge_ms, 120000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("scipis.watch_test_overflow",
 							 "Tests: watchers treat every batch of events as a queue overflow.",
 							 NULL, &scipis_watch_test_overflow, false, PGC_SIGHUP,

@@ -36,6 +36,7 @@
 #include "utils/timestamp.h"
 
 bool		scipis_watch_test_overflow = false;
+int			scipis_watch_garbage_merge_ms = 120000;
 
 static void stop_merge(int code, Datum arg);
 
@@ -48,7 +49,6 @@ static void stop_merge(int code, Datum arg);
 #define IDLE_MARK_MS 200		/* an idle watcher says it is fresh this often */
 #define RETRY_MS 5000			/* after a refresh that failed */
 #define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
-#define GARBAGE_MERGE_MS 120000	/* under unbroken churn, a renumbering merge at most this often */
 #define QUIET_MS 5000			/* no event this long: the tree is quiet */
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
@@ -78,6 +78,7 @@ typedef struct Watcher
 	TimestampTz garbage_merge_at;	/* when a merge last ran under the lock */
 	TimestampTz last_event;		/* when the last event of a change came */
 	scipis_build *merge;		/* a merge beside the refreshes, or NULL */
+	bool		merge_renumbers;	/* it is scipis_compact_garbage_start's */
 	uint64		segments;		/* after the last refresh */
 } Watcher;
 
@@ -429,6 +430,11 @@ merge_commit(Watcher *w)
 		ereport(LOG,
 				(errmsg("scipis: the watcher of \"%s\" could not merge its segments: %s (tried again after the next refresh)",
 						w->c.name, err.message)));
+	else if (w->merge_renumbers && stats.segments_merged > 0)
+		ereport(LOG,
+				(errmsg("scipis: the watcher of \"%s\" renumbered %llu segments beside its refreshes in %.3f s, dropping %llu tombstoned documents",
+						w->c.name, (unsigned long long) stats.segments_merged, stats.seconds,
+						(unsigned long long) stats.docs_dropped)));
 	else
 		ereport(DEBUG1,
 				(errmsg_internal("scipis: the watcher of \"%s\" merged %llu segments beside its refreshes in %.3f s",
@@ -443,7 +449,7 @@ merge_commit(Watcher *w)
  * of tombstoned documents, which only a merge that renumbers drops, are
  * merged under the lock once the tree has been quiet for QUIET_MS, and
  * under unbroken churn beside the refreshes at most every
- * GARBAGE_MERGE_MS (scipis_compact_garbage_start: its commit refreshes
+ * scipis.watch_garbage_merge_interval (scipis_compact_garbage_start: its commit refreshes
  * on top of it what changed while it ran).
  */
 static void
@@ -457,6 +463,7 @@ merge(Watcher *w, const scipis_options *opts)
 	if (scipis_compact_needed(w->dir, SCIPIS_COMPACT_BESIDE))
 	{
 		w->merge = scipis_compact_start(w->dir, opts, SCIPIS_COMPACT_BESIDE, &err);
+		w->merge_renumbers = false;
 		if (w->merge == NULL)
 			ereport(LOG,
 					(errmsg("scipis: the watcher of \"%s\" could not merge its segments: %s (tried again after the next refresh)",
@@ -471,11 +478,12 @@ merge(Watcher *w, const scipis_options *opts)
 			scipis_compact_tiers(w->dir, opts, w->c.name);
 			w->garbage_merge_at = now;
 		}
-		else if (TimestampDifferenceExceeds(w->garbage_merge_at, now, GARBAGE_MERGE_MS) &&
+		else if (TimestampDifferenceExceeds(w->garbage_merge_at, now, scipis_watch_garbage_merge_ms) &&
 				 scipis_compact_needed(w->dir, 0))
 		{
 			w->garbage_merge_at = now;
 			w->merge = scipis_compact_garbage_start(w->dir, w->c.root, opts, &err);
+			w->merge_renumbers = true;
 			if (w->merge == NULL)
 				ereport(LOG,
 						(errmsg("scipis: the watcher of \"%s\" could not merge its segments: %s (tried again after the next refresh)",
@@ -587,7 +595,7 @@ scipis_watcher_main(Datum arg)
 	ctl.hcxt = w.cxt;
 	w.watches = hash_create("scipis watches", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	before_shmem_exit(stop_merge, PointerGetDatum(&w));
-	w.garbage_merge_at = GetCurrentTimestamp();	/* the first forced one after GARBAGE_MERGE_MS */
+	w.garbage_merge_at = GetCurrentTimestamp();	/* the first renumbering merge an interval later */
 	w.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w.fd < 0)
 		ereport(ERROR,

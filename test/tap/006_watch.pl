@@ -4,8 +4,9 @@
 # itself, scipis_wait_fresh returns once it is, and the answers equal a
 # collection built afresh over the tree; with every batch of events taken
 # as a queue overflow (scipis.watch_test_overflow) the watcher walks the
-# whole tree and still misses nothing. The watcher leaves when the
-# collection is dropped.
+# whole tree and still misses nothing; under unbroken churn tombstoned
+# documents are merged away beside the refreshes. The watcher leaves when
+# the collection is dropped.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -97,6 +98,25 @@ for my $i (1 .. 30) {
 ok($node->poll_query_until('postgres', "SELECT segments < 10 FROM scipis_collections WHERE name = 'w'"),
 	'segments of 30 refreshes were merged');
 same_as_fresh('merged beside the refreshes');
+
+# Under unbroken churn the watcher merges tombstoned documents away
+# beside its refreshes (scipis.watch_garbage_merge_interval, shortened
+# here): rewrites leave tombstones, the merge drops them, its commit
+# refreshes on top of it what changed meanwhile, and the answers stay a
+# fresh build's. The churn goes on until the log shows such a merge.
+$node->append_conf('postgresql.conf', "scipis.watch_garbage_merge_interval = '300ms'\n");
+$node->reload;
+my $log_at = -s $node->logfile;
+my ($renumbered, $round) = (0, 0);
+my $deadline = time() + 120;
+while (!$renumbered && time() < $deadline) {
+	$round++;
+	put("a/rewritten-" . ($round % 5) . ".log", "eta rewritten $round " . ("theta " x 50) . "\n");
+	usleep(100_000);
+	$renumbered = slurp_file($node->logfile, $log_at) =~ /renumbered \d+ segments beside its refreshes/;
+}
+ok($renumbered, "a merge renumbered beside the refreshes under churn ($round rewrites)");
+same_as_fresh('renumbered beside the refreshes');
 
 # Every batch taken as an overflow: the whole tree is walked. A restart,
 # so that the watcher has the setting before the changes are made.
