@@ -145,6 +145,17 @@ using TermCounts = std::vector<std::pair<std::string, uint64_t>>;
 
 // Every posting of segment s, as (seq, term, tf) with terms into names, in
 // dictionary order.
+// What a merge beside refreshes reads of an input's TF data: read whole
+// at its start, or (renumbering) from the mapping made then, a segment at
+// a time; null: read it now (not beside, or a pack kept mapped).
+const std::string* staged_input(const CompactState& cs, uint32_t i, const SegmentState& s, std::string& buf) {
+  if (cs.beside) return &cs.tf_data.at({i, s.ref.seg});
+  const auto it = cs.tf_maps.find({i, s.ref.seg});
+  if (!cs.renumber || it == cs.tf_maps.end()) return nullptr;
+  buf.assign(it->second->bytes());
+  return &buf;
+}
+
 void invert(Collection& c, SegmentState& s, const IndexerState& ix, uint32_t splits,
             std::vector<std::string>& names, std::vector<Fwd>& out, const std::string* read = nullptr) {
   std::vector<Posting> ps;
@@ -495,7 +506,8 @@ void compact_run(scipis_build* b) {
         if (!holds) continue;
         std::vector<std::string> names;
         std::vector<Fwd> fwd;
-        invert(c, s, ix, sf, names, fwd, staged ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
+        std::string staged_buf;
+        invert(c, s, ix, sf, names, fwd, staged_input(cs, i, s, staged_buf));
         for (const Fwd& f : fwd)
           if (folded_member.contains(DocId{i, f.seq}))
             stash[DocId{i, f.seq}].emplace_back(names[f.term], f.tf);
@@ -592,7 +604,8 @@ void compact_run(scipis_build* b) {
       SegmentState& s = *ix.segs[j];
       std::vector<std::string> names = std::move(carry_names);
       std::vector<Fwd> fwd;
-      invert(c, s, ix, sf, names, fwd, staged ? &cs.tf_data.at({i, s.ref.seg}) : nullptr);
+      std::string staged_buf;
+      invert(c, s, ix, sf, names, fwd, staged_input(cs, i, s, staged_buf));
       for (const Fwd& f : carry) fwd.push_back(f);
       sort_by_seq(fwd);
       keys.clear();

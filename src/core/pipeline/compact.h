@@ -19,6 +19,7 @@
 #include "index/chains.h"
 #include "index/journal.h"
 #include "index/manifest.h"
+#include "util/mapped_file.h"
 #include "pipeline/journal_commit.h"
 #include "scipis_engine.h"
 
@@ -135,6 +136,10 @@ struct CompactState {
   std::vector<size_t> plan;
   std::unique_ptr<Collection> snapshot;
   std::map<std::pair<uint32_t, uint32_t>, std::string> tf_data;  // (indexer, seg)
+  // A renumbering one (which may read the whole index) maps its inputs'
+  // TF data files instead, read a segment at a time; a packed segment's
+  // pack stays mapped by its opened dictionaries.
+  std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<const MappedFile>> tf_maps;
   std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> input_ids;  // (dev, inode)
   std::string stage;
   int lock_fd = -1;

@@ -175,7 +175,8 @@ void scipis::stage_inputs(scipis_build* b) {
       SegmentState& s = *ix.segs[j];
       for (uint32_t sp = 0; sp < cs.current.split_factor; sp++) c.tf_meta(s, sp);
       c.files(s);
-      c.read_tf_data(s, cs.tf_data[{i, s.ref.seg}]);
+      if (!cs.renumber) c.read_tf_data(s, cs.tf_data[{i, s.ref.seg}]);
+      else if (!s.ref.packed) cs.tf_maps[{i, s.ref.seg}] = MappedFile::open(c.tf_data_name(s), s.ref.tf_data_bytes);
       cs.input_ids[{i, s.ref.seg}] = file_id(c.tf_data_file(s));
     }
   }
