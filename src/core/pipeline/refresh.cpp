@@ -418,11 +418,11 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
 }
 
 // A refresh of state's generation (or of base's, on_merged), started.
-static std::unique_ptr<scipis_build> start_refresh(const std::string& d, const std::string& r, const scipis_options& o,
-                                            int flags, const std::vector<std::string>& scope, CurrentState st,
-                                            bool on_merged) {
-  std::optional<CurrentState> state(std::move(st));
-  const Manifest* current = &state->m;
+static std::unique_ptr<scipis_build> start_refresh(const std::string& d, const std::string& r,
+                                                   const scipis_options& o, int flags,
+                                                   const std::vector<std::string>& scope, CurrentState state,
+                                                   bool on_merged) {
+  const Manifest* current = &state.m;
   const scipis_options* opts = &o;
   auto b = std::make_unique<scipis_build>();
   b->dir = d;
@@ -452,14 +452,14 @@ static std::unique_ptr<scipis_build> start_refresh(const std::string& d, const s
   RefreshState& rs = *b->refresh;
   rs.on_merged = on_merged;
   rs.resume = resume;
-  const auto registers = state_registers(*state);
+  const auto registers = state_registers(state);
   resume->indexers[0].sketch = registers;
   if (registers->size() == DistinctTerms::kRegisters) rs.old_registers = registers;
   b->cfg.resume = std::move(resume);
 
   rs.current = *current;
   rs.current_gen = current->gen_dir(d);
-  rs.state = std::move(*state);
+  rs.state = std::move(state);
   rs.scope = scope;
   b->cfg.rules.known = &rs.catalog;
   b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart

@@ -30,7 +30,7 @@ namespace {
 std::unique_ptr<Collection> open_collection(const std::string& dir, Collection* prev = nullptr) {
   for (int attempt = 1;; attempt++) {
     try {
-      return std::make_unique<Collection>(dir, read_current(dir), prev);
+      return std::make_unique<Collection>(dir, read_current(dir), prev, true);
     } catch (const Error& e) {
       // Its manifest replaced while its lists were read: read again.
       if (e.code() != SCIPIS_E_CORRUPT || attempt == kReopenAttempts) throw;

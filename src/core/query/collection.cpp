@@ -15,7 +15,8 @@ namespace scipis {
 
 Collection::Collection(std::string dir) : Collection(dir, read_current(dir)) {}
 
-Collection::Collection(std::string dir, CurrentState state, Collection* prev) : dir_(std::move(dir)) {
+Collection::Collection(std::string dir, CurrentState state, Collection* prev, bool updatable)
+    : dir_(std::move(dir)) {
   lists_ = std::move(state);
   m_ = std::move(lists_.m);
   tokenizer_ = std::make_unique<Tokenizer>(m_.delimiter);
@@ -43,6 +44,7 @@ Collection::Collection(std::string dir, CurrentState state, Collection* prev) : 
   if (m_.deleted > 0) load_deletes();
   if (m_.chain_links > 0) load_chains();
   for (const SegmentState& s : segs_) {
+    if (!updatable && !prev) break;  // a refresh's or a merge's: never adopted from
     const uint64_t h = m_.home_of(s.ref);
     if (home_ids_.contains(h)) continue;
     struct stat st;

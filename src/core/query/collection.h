@@ -87,7 +87,9 @@ class Collection {
   // in the same files, keep what prev had read of them (dictionary
   // tables, document tables, mappings, descriptors), so that a handle
   // reopened after a refresh reads only the refresh's segments afresh.
-  Collection(std::string dir, CurrentState state, Collection* prev = nullptr);
+  // updatable: it may be prev to a later state (a search handle): the
+  // identities adoption checks are recorded (a stat per home directory).
+  Collection(std::string dir, CurrentState state, Collection* prev = nullptr, bool updatable = false);
   const Manifest& manifest() const { return m_; }
   const std::string& dir() const { return dir_; }
   const std::string& gen_dir() const { return gen_dir_; }
