@@ -74,9 +74,13 @@ def pct(v, p):
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
-def refresh_row(s, name, paths=None):
+def refresh_sql(name, paths=None):
     arg = "NULL" if paths is None else "ARRAY[" + ",".join("'" + p + "'" for p in paths) + "]"
-    dt, out = s.timed(f"SELECT row_to_json(r) FROM scipis_refresh('{name}', {arg}) r")
+    return f"SELECT row_to_json(r) FROM scipis_refresh('{name}', {arg}) r"
+
+
+def refresh_row(s, name, paths=None):
+    dt, out = s.timed(refresh_sql(name, paths))
     return dt, json.loads(out)
 
 
@@ -92,7 +96,76 @@ def costs(s, name, root, options="{}"):
             "unchanged_rows": [u[1] for u in unchanged]}
 
 
-def append_cost(s, churn, scratch):
+CPUACCT = "/sys/fs/cgroup/cpuacct/cpuacct.usage"
+
+
+def cpu_ns(pid):
+    """CPU time spent since boot: by the whole machine (cgroup v1 root
+    cpuacct: every process, job workers and the kernel's I/O included;
+    an idle machine adds ~3%), else by the backend's threads (schedstat)."""
+    if os.path.exists(CPUACCT):
+        with open(CPUACCT) as f:
+            return int(f.read())
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total
+
+
+def timed_cpu(s, sql, pid):
+    c0 = cpu_ns(pid)
+    dt, out = s.timed(sql)
+    return dt, out, (cpu_ns(pid) - c0) / 1e9
+
+
+def flush_floor(dirname, idle_s, n=21):
+    """A 12 KiB write and fdatasync over blocks already written (what a
+    journal record costs the disk), after idle_s of nothing: the median."""
+    path = os.path.join(dirname, "flush-probe")
+    with open(path, "wb") as f:
+        f.write(b"\0" * (64 << 10))
+        os.fsync(f.fileno())
+    fd = os.open(path, os.O_WRONLY)
+    t = []
+    for i in range(n):
+        time.sleep(idle_s)
+        t0 = time.monotonic()
+        os.pwrite(fd, bytes([i % 251]) * (12 << 10), (i % 4) * (12 << 10))
+        os.fdatasync(fd)
+        t.append(time.monotonic() - t0)
+    os.close(fd)
+    os.unlink(path)
+    return median(t)
+
+
+def settle():
+    """Writes back what the set-up left dirty (the corpus copy, the 20 MiB
+    files) and lets the disk finish discarding what was removed (a dropped
+    collection): a refresh's fdatasync would otherwise wait behind them."""
+    os.sync()
+    time.sleep(3)
+
+
+def appends(s, big, line, pid, idle_s, n=21):
+    """n appends of 1 KiB, each refreshed after idle_s: client seconds,
+    the function's own seconds, the backend's CPU seconds (medians)."""
+    runs = []
+    for _ in range(n):
+        with open(big, "ab") as f:
+            f.write((line * (1024 // len(line) + 1))[:1024])
+        time.sleep(idle_s)
+        dt, out, cpu = timed_cpu(s, refresh_sql("appendee", [big]), pid)
+        row = json.loads(out)
+        runs.append((dt, float(row["seconds"]), cpu, row))
+    return {"client_s": median([r[0] for r in runs]), "engine_s": median([r[1] for r in runs]),
+            "cpu_s": median([r[2] for r in runs]), "client_runs_s": [r[0] for r in runs],
+            "engine_runs_s": [r[1] for r in runs], "cpu_runs_s": [r[2] for r in runs],
+            "bytes_read": max(r[3]["bytes_read"] for r in runs),
+            "row": sorted(runs, key=lambda r: r[0])[n // 2][3]}
+
+
+def append_cost(s, churn, scratch, idle_s=0.2):
     big = f"{churn}/append-target.log"
     src = max((os.path.join(d, f) for d, _, fs in os.walk(churn) for f in fs),
               key=os.path.getsize)
@@ -106,33 +179,51 @@ def append_cost(s, churn, scratch):
     with open(f"{scratch}/alone.log", "wb") as f:
         f.write(data)
     s.q(f"SELECT scipis_create_collection('alone', '{scratch}')")
-    time.sleep(0.2)
+    pid = int(s.q("SELECT pg_backend_pid()"))
+    settle()
     # Re-indexing the file alone, three times: the median.
-    alone = sorted((s.timed("SELECT row_to_json(i) FROM scipis_index('alone') i") for _ in range(3)),
+    alone = sorted((timed_cpu(s, "SELECT row_to_json(i) FROM scipis_index('alone') i", pid) for _ in range(3)),
                    key=lambda r: r[0])
-    alone_s, out = alone[1]
+    alone_s, out, _ = alone[1]
+    # What a call costs the client and psql alone.
+    trip = median([s.timed("SELECT 1")[0] for _ in range(21)])
     s.q("SELECT scipis_create_collection('appendee', '" + churn + "')")
     s.q("SELECT files FROM scipis_index('appendee')")
-    time.sleep(0.2)
+    settle()
     line = data[:1024].split(b"\n", 1)[0] + b"\n"
-    # 21 appends, each refreshed: the median (one is at the mercy of the
-    # page cache's writeback of the corpus copy).
-    runs = []
-    for _ in range(21):
-        with open(big, "ab") as f:
-            f.write((line * (1024 // len(line) + 1))[:1024])
-        time.sleep(0.2)
-        runs.append(refresh_row(s, "appendee", [big]))
-    dt, row = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+    # Back to back (a log that keeps growing), and each after idle_s with
+    # nothing running: on this VM an idle vCPU and disk make any short call
+    # slower (the journal record's fdatasync above all: flush_floor).
+    hot = appends(s, big, line, pid, 0)
+    idle = appends(s, big, line, pid, idle_s)
+    # The same file replaced (a new inode, the same bytes), refreshed: what
+    # re-indexing it costs in this collection, the tail-tier merge after
+    # included.
+    replaced = []
+    for _ in range(3):
+        with open(big + ".new", "wb") as f:
+            f.write(data)
+        os.rename(big + ".new", big)
+        time.sleep(idle_s)
+        dt, out, cpu = timed_cpu(s, refresh_sql("appendee", [big]), pid)
+        replaced.append((dt, float(json.loads(out)["seconds"]), cpu))
     s.q("SELECT scipis_drop_collection('appendee')")
     s.q("SELECT scipis_drop_collection('alone')")
-    engine = sorted(float(r[1]["seconds"]) for r in runs)
-    return {"file_bytes": len(data) + 1024, "appended": 1024, "refresh_s": dt, "refresh": row,
-            "refresh_runs_s": [r[0] for r in runs],
-            "refresh_engine_s": engine[len(engine) // 2],
+    # A control of about the same length that touches no file: what the
+    # idle gap alone does to a call on this machine.
+    control = "SELECT sum(i) FROM generate_series(1, 10000) i"
+    control_hot = median([s.timed(control)[0] for _ in range(21)])
+    control_idle = median([(time.sleep(idle_s), s.timed(control)[0])[1] for _ in range(21)])
+    return {"control_hot_s": control_hot, "control_idle_s": control_idle, "file_bytes": len(data) + 1024, "appended": 1024, "hot": hot, "idle": idle, "idle_s": idle_s,
+            "flush_hot_s": flush_floor(churn, 0), "flush_idle_s": flush_floor(churn, idle_s),
             "reindex_alone_s": alone_s, "reindex_alone": json.loads(out),
             "reindex_alone_runs_s": [r[0] for r in alone],
-            "reindex_alone_engine_s": sorted(float(json.loads(r[1])["seconds"]) for r in alone)[1]}
+            "reindex_alone_engine_s": sorted(float(json.loads(r[1])["seconds"]) for r in alone)[1],
+            "reindex_alone_cpu_s": median([r[2] for r in alone]), "round_trip_s": trip,
+            "cpu_clock": "machine" if os.path.exists(CPUACCT) else "backend",
+            "replaced_client_s": median([r[0] for r in replaced]),
+            "replaced_engine_s": median([r[1] for r in replaced]),
+            "replaced_cpu_s": median([r[2] for r in replaced])}
 
 
 def churn_run(churn, rate, seconds, results):
@@ -295,6 +386,34 @@ def main():
     write_report(out, os.path.join(a.results, "refresh.md"))
 
 
+def append_report(a):
+    al, ae, ac = a["reindex_alone_s"], a["reindex_alone_engine_s"], a["reindex_alone_cpu_s"]
+    h, i = a["hot"], a["idle"]
+    pc = lambda x, y: f"{100 * x / y:.2f}%"
+    who = "the machine's" if a["cpu_clock"] == "machine" else "the backend's"
+    return [
+        f"Re-indexing that file (scipis_index of a collection of it alone, median of 3): {1e3 * al:.1f} ms by the "
+        f"client's clock, {1e3 * ae:.1f} ms by its own `seconds`, {1e3 * ac:.1f} ms of {who} CPU. "
+        f"The file replaced (a new inode) and refreshed in its collection (median of 3, the tail-tier merge "
+        f"after it included): {1e3 * a['replaced_client_s']:.1f} ms client, {1e3 * a['replaced_engine_s']:.1f} ms "
+        f"`seconds`, {1e3 * a['replaced_cpu_s']:.1f} ms CPU. `SELECT 1` through the same client: "
+        f"{1e3 * a['round_trip_s']:.2f} ms.", "",
+        f"scipis_refresh(name, ARRAY[file]) after 1 KiB appended, medians of {len(h['client_runs_s'])}; read "
+        f"{h['bytes_read']:,} bytes ({100 * h['bytes_read'] / a['file_bytes']:.3f}% of the file); row: "
+        f"changed {h['row']['files_changed']}, appended {h['row'].get('files_appended', 0)}. Percentages "
+        f"of re-indexing the file alone:", "",
+        f"| appends | client ms | % | `seconds` ms | % | CPU ms ({who}) | % | a 12 KiB write + fdatasync, ms |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| back to back | {1e3 * h['client_s']:.2f} | {pc(h['client_s'], al)} | {1e3 * h['engine_s']:.2f} | "
+        f"{pc(h['engine_s'], ae)} | {1e3 * h['cpu_s']:.2f} | {pc(h['cpu_s'], ac)} | {1e3 * a['flush_hot_s']:.2f} |",
+        f"| each after {a['idle_s']:.1f} s idle | {1e3 * i['client_s']:.2f} | {pc(i['client_s'], al)} | "
+        f"{1e3 * i['engine_s']:.2f} | {pc(i['engine_s'], ae)} | {1e3 * i['cpu_s']:.2f} | "
+        f"{pc(i['cpu_s'], ac)} | {1e3 * a['flush_idle_s']:.2f} |", "",
+        f"Control (`SELECT sum(i) FROM generate_series(1, 10000) i`, no file touched, medians of 21): "
+        f"{1e3 * a['control_hot_s']:.2f} ms back to back, {1e3 * a['control_idle_s']:.2f} ms after "
+        f"{a['idle_s']:.1f} s idle ({a['control_idle_s'] / a['control_hot_s']:.1f}x)."]
+
+
 def write_report(o, path):
     L = [f"# Refresh and the watcher ({o['date']})", "",
          f"Machine: {o['machine']}. Commit {o['commit']}. One run; times are the client's wall time.", "",
@@ -306,15 +425,7 @@ def write_report(o, path):
         L.append(f"| {c['name']} | `{c.get('options', '{}')}` | {c['files']:,} | {c['bytes'] / 2**20:.0f} | "
                  f"{c['build_s']:.2f} | {u:.3f} | {u / c['build_s']:.3f} |")
     a = o["append"]
-    L += ["", "## 1 KiB appended to a 20 MiB file", "",
-          f"scipis_refresh(name, ARRAY[file]) (median of {len(a.get('refresh_runs_s', [1]))}): {a['refresh_s']:.3f} s, read {a['refresh']['bytes_read']:,} bytes "
-          f"(files changed {a['refresh']['files_changed']}, appended {a['refresh'].get('files_appended', 0)}); "
-          f"scipis_index of that file alone (median of 3): "
-          f"{a['reindex_alone_s']:.3f} s. Ratio {100 * a['refresh_s'] / a['reindex_alone_s']:.2f}% by the client's clock"
-          + (f", {100 * a['refresh_engine_s'] / a['reindex_alone_engine_s']:.2f}% by the functions' own `seconds` "
-             f"({1e3 * a['refresh_engine_s']:.2f} / {1e3 * a['reindex_alone_engine_s']:.1f} ms)"
-             if 'refresh_engine_s' in a else "")
-          + f" (bytes {100 * a['refresh']['bytes_read'] / a['file_bytes']:.3f}%).", "",
+    L += ["", "## 1 KiB appended to a 20 MiB file", ""] + append_report(a) + ["",
           "## The watcher under churn", "",
           f"First whole-tree refresh of the watched copy: {o.get('watch_start_s', float('nan')):.2f} s.", "",
           "| target ops/s | done ops/s | probes | staleness p50 s | p99 s | max s | query p50 ms | p99 ms | segments (start, end) | deleted docs at end | catch-up s | answers differing from a fresh build | search errors |",
