@@ -4,6 +4,7 @@
 // documents' records gone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -129,6 +130,40 @@ TEST(MergeRenumber, RefreshesMeanwhileAreReadAgainOnTopOfIt) {
     ASSERT_EQ(refresh(t.dir, t.root, t.o, {}, &now, &err), 0) << err.message;
     EXPECT_EQ(now.files_added + now.files_changed + now.files_deleted, 0u);
   }
+}
+
+// Its commit reads again only the paths the refreshes meanwhile touched:
+// a file changed on disk that no refresh named is left to the next one
+// (the catch-up walks no tree), and what the refreshes committed is all
+// there, every way a search reaches it.
+TEST(MergeRenumber, TheCatchUpReadsWhatRefreshesTouchedOnly) {
+  GarbageTree t;
+  scipis_error err;
+  scipis_build* b = scipis_compact_garbage_start(t.dir.c_str(), t.root.c_str(), &t.o, &err);
+  ASSERT_NE(b, nullptr) << err.message;
+  scipis_build_stats st;
+  // Named refreshes of a rewrite, an append, a delete and a new file.
+  testutil::write(t.file(0), lines(t.rng, 900) + " zebra");
+  append(t.file(1), lines(t.rng, 500) + " yak\n");
+  fs::remove(t.file(2));
+  fs::create_directories(t.root + "/sub");
+  testutil::write(t.root + "/sub/new.log", lines(t.rng, 700) + " xenon");
+  settle();
+  ASSERT_EQ(refresh(t.dir, t.root, t.o, {t.file(0), t.file(1), t.file(2), t.root + "/sub"}, &st, &err), 0)
+      << err.message;
+  // Changed, but refreshed by no one yet.
+  testutil::write(t.file(3), lines(t.rng, 800) + " walrus");
+  settle();
+  ASSERT_EQ(finish_merge(b, &st), 0);
+  for (const char* q : {"zebra", "yak", "xenon"})
+    EXPECT_EQ(testutil::search(t.dir, q, -1, SCIPIS_BM25, SCIPIS_MATCH_ANY).size(), 1u) << q;
+  EXPECT_TRUE(testutil::search(t.dir, "walrus", -1, SCIPIS_BM25, SCIPIS_MATCH_ANY).empty());
+  const auto paths = listed(t.dir);
+  EXPECT_EQ(std::count(paths.begin(), paths.end(), t.file(2)), 0);
+  // The next refresh of that path brings it, and the index is the tree's.
+  ASSERT_EQ(refresh(t.dir, t.root, t.o, {t.file(3)}, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.files_changed, 1u);
+  check(t.dir, t.root, "caught up, then the path refreshed", {"fresh", "zebra", "yak", "xenon", "walrus"});
 }
 
 // A compaction of every segment under the lock meanwhile (scipis_compact):

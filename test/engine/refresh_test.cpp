@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "brute_force.h"
 #include "index/manifest.h"
@@ -368,6 +369,89 @@ TEST(Refresh, ABigBatchOfNamedPathsIsOneSegment) {
   EXPECT_EQ(st.files_added, 300u);
   EXPECT_EQ(st.segments, before + 1);
   check(dir, root, "a batch of 300 new files");
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+// Hundreds of named paths among neighbours whose names sort between them
+// ("d/f1" and "d/f1-x", "d/f1.log", "d/f1/"'s files, "d/f10"): each file
+// changed, gone or new is looked at exactly when a named path holds it,
+// whatever the order the paths come in and however many meet one block.
+TEST(Refresh, ManyNamedPathsAmongNeighboursAreLookedAtExactly) {
+  std::mt19937 rng(43);
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::vector<std::string> files;
+  for (int d = 0; d < 6; d++)
+    for (int f = 0; f < 40; f++)
+      for (const char* tail : {"", "-x", ".log", "0", "/in"}) {
+        const std::string p = root + "/d" + std::to_string(d) + "/f" + std::to_string(f) + tail;
+        if (std::string(tail) == "/in") fs::create_directories(p.substr(0, p.size() - 3));
+        else fs::create_directories(root + "/d" + std::to_string(d));
+        files.push_back(p);
+      }
+  // "f<n>" is a file where "f<n>/in" is not (a path is one or the other).
+  std::vector<std::string> kept;
+  for (const auto& p : files)
+    if (!fs::is_directory(p)) kept.push_back(p);
+  files = kept;
+  for (const auto& p : files) testutil::write(p, "w1 w2 " + p.substr(root.size()));
+  scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  // Every file changes, a fifth are deleted, new ones appear; a third of
+  // the changed paths are named (some by their directory), in random order.
+  std::vector<std::string> named;
+  std::set<std::string> looked;
+  for (size_t i = 0; i < files.size(); i++) {
+    if (rng() % 5 == 0) ::unlink(files[i].c_str());
+    else testutil::write(files[i], "w3 changed " + files[i].substr(root.size()));
+    if (rng() % 3 == 0) named.push_back(files[i]);
+  }
+  for (int k = 0; k < 30; k++) {
+    const std::string p = root + "/d" + std::to_string(k % 6) + "/f" + std::to_string(rng() % 40) + "-new" +
+                          std::to_string(k);
+    testutil::write(p, "w4 new");
+    if (k % 2 == 0) named.push_back(p);
+  }
+  named.push_back(root + "/d5/f7");  // a directory, named whole
+  named.push_back(root + "/d4/f3/in");
+  named.push_back(root + "/d2/gone");
+  std::shuffle(named.begin(), named.end(), rng);
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, named, &st, &err), 0) << err.message;
+  // The oracle of this refresh: each file a named path holds as it is
+  // now, the others as they were.
+  const std::set<std::string> given(named.begin(), named.end());
+  auto covered = [&](const std::string& p) {
+    for (std::string at = p;; at = at.substr(0, at.rfind('/'))) {
+      if (given.count(at)) return true;
+      if (at.size() <= root.size()) return false;
+    }
+  };
+  const auto paths = listed(dir);
+  std::set<std::string> listed_set(paths.begin(), paths.end());
+  for (const auto& p : files) {
+    const bool exists = fs::exists(p);
+    if (covered(p)) {
+      EXPECT_EQ(listed_set.count(p), exists ? 1u : 0u) << p;
+    } else {
+      EXPECT_EQ(listed_set.count(p), 1u) << p;  // deleted or not, still as it was
+    }
+  }
+  size_t changed_named = 0, changed_kept = 0;
+  for (const auto& r : testutil::search(dir, "w3", -1, SCIPIS_TFIDF, SCIPIS_MATCH_ANY)) {
+    const std::string p = r.path;
+    (covered(p) ? changed_named : changed_kept)++;
+  }
+  EXPECT_EQ(changed_kept, 0u);
+  size_t want_named = 0;
+  for (const auto& p : files) want_named += covered(p) && fs::exists(p);
+  EXPECT_EQ(changed_named, want_named);
+  // Then the whole tree: the oracle's.
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  check(dir, root, "named among neighbours, then the tree", {"w3", "w4"});
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }

@@ -76,10 +76,11 @@ struct scipis_build {
   uint64_t rules_id = 0;
 };
 
-// Starts a refresh of the whole tree under root on top of base, a merged
-// generation not yet published (the caller holds the collection's lock).
+// Starts a refresh of paths (absolute, under root; none: the whole tree)
+// on top of base, a merged generation not yet published (the caller holds
+// the collection's lock).
 scipis_build* refresh_on_merged(const std::string& dir, const std::string& root, const scipis_options& opts,
-                                scipis::CurrentState base);
+                                scipis::CurrentState base, const std::vector<std::string>& paths);
 
 // Generations are directories g<N>: the number a new one takes.
 uint64_t next_generation(const std::string& dir, const scipis::Manifest* current);

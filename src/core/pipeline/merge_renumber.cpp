@@ -3,18 +3,23 @@
 // refreshes keeps every number, so only this drops them under churn).
 // It merges the snapshot it started on into the stage, as a compaction
 // does; its commit, under the lock, publishes that when nothing was
-// committed meanwhile, and otherwise refreshes the whole tree on top of
-// the merged generation (unpublished until then) and publishes the
-// refresh's: what changed since the merge began is read again (appended
-// logs from where the merged records end), and readers go from the
-// refreshes' state to one at least as fresh.
+// committed meanwhile, and otherwise refreshes on top of the merged
+// generation (unpublished until then) the paths those commits touched
+// and publishes the refresh's: what changed since the merge began is
+// read again (appended logs from where the merged records end), and
+// readers go from the refreshes' state to one at least as fresh.
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "index/chains.h"
 #include "index/deletes.h"
 #include "index/gen_paths.h"
 #include "index/journal.h"
+#include "index/segment_format.h"
+#include "index/segment_reader.h"
 #include "pipeline/build.h"
 #include "pipeline/compact.h"
 #include "pipeline/dir_records.h"
@@ -25,6 +30,72 @@
 #include "util/fileio.h"
 
 using namespace scipis;
+
+namespace {
+
+// A catch-up naming more paths than this refreshes the whole tree: its
+// catalog then reads every block anyway.
+constexpr size_t kCatchUpPaths = 1u << 16;
+
+// The paths of the files refreshes committed meanwhile (now against the
+// merge's snapshot) may have changed: those of the documents they added
+// (numbered after the snapshot's own), of the snapshot's documents they
+// tombstoned, and of the snapshot's racy ones (a refresh reads those
+// again). Every other file is as the snapshot, and so the merged
+// generation, holds it. Empty when too many: the whole tree.
+std::vector<std::string> catch_up_paths(const std::string& dir, CurrentState now, CompactState& cs) {
+  Collection& then = *cs.snapshot;
+  Collection c(dir, std::move(now));
+  if (c.indexer_count() != then.indexer_count()) return {};
+  std::vector<uint64_t> counts;
+  for (uint32_t i = 0; i < then.indexer_count(); i++) counts.push_back(then.indexer(i).docs());
+  DeadSeqs racy(counts.size());
+  std::string bytes;
+  if (cs.state.read_list(kRacyFile, bytes)) racy = decode_deletes(then.gen_dir() + "/" + kRacyFile, bytes, counts);
+  std::vector<std::vector<uint64_t>> want(counts.size());
+  size_t total = 0;
+  for (uint32_t i = 0; i < counts.size(); i++) {
+    const uint64_t docs = c.indexer(i).docs();
+    if (docs < counts[i]) return {};
+    std::vector<uint64_t>& w = want[i];
+    const auto& before = then.indexer(i).dead;
+    const auto& after = c.indexer(i).dead;
+    std::set_difference(after.begin(), std::lower_bound(after.begin(), after.end(), counts[i]), before.begin(),
+                        before.end(), std::back_inserter(w));
+    w.insert(w.end(), racy[i].begin(), racy[i].end());
+    std::sort(w.begin(), w.end());
+    w.erase(std::unique(w.begin(), w.end()), w.end());
+    total += w.size() + (docs - counts[i]);
+    if (total > kCatchUpPaths) return {};
+    for (uint64_t q = counts[i]; q < docs; q++) w.push_back(q);
+  }
+  std::vector<std::string> paths;
+  DocInfo recs[kFileBlock];
+  size_t ends[kFileBlock];
+  std::string names;
+  for (SegmentState& s : c.segments()) {
+    if (s.ref.docs == 0) continue;
+    const std::vector<uint64_t>& w = want[s.ref.indexer];
+    size_t decoded = SIZE_MAX;
+    for (auto it = std::lower_bound(w.begin(), w.end(), s.seq0); it != w.end() && *it < s.seq0 + s.ref.docs;
+         ++it) {
+      const uint64_t rec = *it - s.seq0;
+      if (rec / kFileBlock != decoded) {
+        decoded = rec / kFileBlock;
+        names.clear();
+        c.files(s).decode(decoded, recs, names, ends);
+      }
+      const size_t k = rec % kFileBlock, at = k ? ends[k - 1] : 0;
+      paths.emplace_back(names, at, ends[k] - at);
+    }
+  }
+  if (paths.empty()) return {};
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  return paths;
+}
+
+}  // namespace
 
 void scipis::renumber_prepare(scipis_build* b) {
   CompactState& cs = *b->compact;
@@ -102,7 +173,8 @@ void scipis::renumber_commit(scipis_build* b, scipis_build_stats* stats) {
   base.m = m;
   base.dir = b->dir;
   base.gen_dir = gen;
-  scipis_build* r = refresh_on_merged(b->dir, cs.root, b->cfg.opts, std::move(base));
+  const std::vector<std::string> paths = catch_up_paths(b->dir, state, cs);
+  scipis_build* r = refresh_on_merged(b->dir, cs.root, b->cfg.opts, std::move(base), paths);
   while (!scipis_build_wait(r, 100)) {
   }
   scipis_build_stats rs;

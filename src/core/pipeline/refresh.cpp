@@ -511,8 +511,12 @@ extern "C" scipis_build* scipis_refresh_start(const char* dir, const char* root,
 }
 
 scipis_build* refresh_on_merged(const std::string& dir, const std::string& root, const scipis_options& opts,
-                                CurrentState base) {
-  return start_refresh(dir, checked_root(root.c_str()), opts, 0, {}, std::move(base), true).release();
+                                CurrentState base, const std::vector<std::string>& paths) {
+  const std::string r = checked_root(root.c_str());
+  std::vector<const char*> given;
+  for (const std::string& p : paths) given.push_back(p.c_str());
+  const std::vector<std::string> scope = refresh_scope(r, given.data(), static_cast<int>(given.size()));
+  return start_refresh(dir, r, opts, 0, scope, std::move(base), true).release();
 }
 
 extern "C" int scipis_fresh_as_of(const char* dir, int64_t* ns) {

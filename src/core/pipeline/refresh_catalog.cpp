@@ -25,6 +25,56 @@ bool path_in_scope(std::string_view path, const std::string& scope_path) {
 
 namespace {
 
+// Byte order with '/' below every other byte (refresh_scope's order).
+bool scope_less(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char x = a[i] == '/' ? 0 : static_cast<unsigned char>(a[i]);
+    const unsigned char y = b[i] == '/' ? 0 : static_cast<unsigned char>(b[i]);
+    if (x != y) return x < y;
+  }
+  return a.size() < b.size();
+}
+
+// Whether path lies in a path of scope, as refresh_scope leaves it (in
+// scope_less order, none inside another): in that order a path's
+// ancestors come before it and any other scope path between them would
+// be inside one, so the one to check is the last at or before it. A
+// catch-up names thousands.
+bool in_scope(std::string_view path, const std::vector<std::string>& scope) {
+  const auto it = std::upper_bound(scope.begin(), scope.end(), path,
+                                   [](std::string_view p, const std::string& q) { return scope_less(p, q); });
+  return it != scope.begin() && path_in_scope(path, *std::prev(it));
+}
+
+// Ranges [from, to) of what follows a segment's common prefix (to empty:
+// no upper end), put in order and those that meet merged, so that a
+// block's fences are checked against one range, found by its low fence.
+struct Range {
+  std::string_view from, to;
+};
+void merge_ranges(std::vector<Range>& ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.from < b.from; });
+  size_t n = 0;
+  for (const Range& r : ranges) {
+    if (n > 0 && (ranges[n - 1].to.empty() || r.from <= ranges[n - 1].to)) {
+      Range& last = ranges[n - 1];
+      if (!last.to.empty() && (r.to.empty() || r.to > last.to)) last.to = r.to;
+    } else {
+      ranges[n++] = r;
+    }
+  }
+  ranges.resize(n);
+}
+bool block_meets(const FileBlockStats& st, const std::vector<Range>& ranges) {
+  // The first range not wholly below the low fence; those after it begin
+  // later still.
+  const auto it = std::partition_point(ranges.begin(), ranges.end(), [&](const Range& r) {
+    return !r.to.empty() && st.path_lo >= r.to;
+  });
+  return it != ranges.end() && st.paths_may_meet(it->from, it->to);
+}
+
 // A live record of a segment, as the catalog will hold it.
 struct Found {
   KnownFile k;
@@ -40,11 +90,7 @@ void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>
   const auto& listed = racy_docs[s.ref.indexer];
   auto add = [&](const DocInfo& d, std::string_view p, uint64_t rec) {
     if (c.hidden(s, rec)) return;
-    if (!scope.empty()) {
-      bool in = false;
-      for (const auto& sp : scope) in = in || path_in_scope(p, sp);
-      if (!in) return;
-    }
+    if (!scope.empty() && !in_scope(p, scope)) return;
     const uint64_t seq = s.seq0 + rec;
     const bool racy = (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs) ||
                       std::binary_search(listed.begin(), listed.end(), seq);
@@ -85,9 +131,6 @@ void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>
   if (!known && !scope.empty()) keep_file_data(c.dir(), c.manifest(), s.ref, s.file_map);
   // The scope as ranges of what follows the segment's common prefix:
   // blocks whose path fences meet none are not decoded.
-  struct Range {
-    std::string_view from, to;
-  };
   std::vector<Range> ranges;
   for (size_t i = 0; i < scope.size(); i++) {
     Range r;
@@ -95,15 +138,10 @@ void load_segment(Collection& c, SegmentState& s, const std::vector<std::string>
       ranges.push_back(r);
   }
   if (!scope.empty() && ranges.empty()) return;
+  merge_ranges(ranges);
   if (scope.empty()) out.reserve(s.ref.docs);
   for (size_t b = 0; b < fb.blocks(); b++) {
-    if (!scope.empty()) {
-      const FileBlockStats st = fb.stats(b);
-      bool meets = false;
-      for (size_t i = 0; i < ranges.size() && !meets; i++)
-        meets = st.paths_may_meet(ranges[i].from, ranges[i].to);
-      if (!meets) continue;
-    }
+    if (!scope.empty() && !block_meets(fb.stats(b), ranges)) continue;
     paths.clear();
     fb.decode(b, docs, paths, ends);
     for (size_t i = 0, at = 0; i < fb.records_in(b); at = ends[i++])
