@@ -176,7 +176,9 @@ void refresh_prepare(scipis_build* b) {
   }
   r.catalog.load(c, r.scope, b->pipeline->stop_flag(), r.racy);
   r.dead.assign(r.current.indexers, {});
-  for (uint32_t i = 0; i < r.current.indexers; i++) r.dead[i] = c.indexer(i).dead;
+  // Taken, not copied (it may hold hundreds of thousands): the refresh's
+  // collection answers is_dead from its bitmap, which stays.
+  for (uint32_t i = 0; i < r.current.indexers; i++) r.dead[i] = std::move(c.indexer(i).dead);
   r.links = c.chain_links();
   // A merge beside refreshes holds the segments there were when it
   // started: taken in, they would be gone at its commit, and its work
@@ -275,7 +277,14 @@ void refresh_conclude(scipis_build* b) {
   }
   for (size_t i = 0; i < fresh.size(); i++)
     if (fresh_of.contains(fresh[i].root)) r.links.push_back(std::move(fresh[i]));
-  for (auto& d : r.dead) std::sort(d.begin(), d.end());
+  // Each list was in order before this refresh's tombstones were added:
+  // those are put in order and merged in (the whole list may hold
+  // hundreds of thousands).
+  for (auto& d : r.dead) {
+    const auto tail = std::is_sorted_until(d.begin(), d.end());
+    std::sort(tail, d.end());
+    std::inplace_merge(d.begin(), tail, d.end());
+  }
   const auto& t = b->pipeline->totals();
   m.files = files + t.files;
   m.bytes = bytes + t.bytes;
