@@ -54,12 +54,7 @@ std::vector<std::string> refresh_scope(const std::string& root, const char* cons
            given.c_str(), root.c_str());
     all.push_back(std::move(p));
   }
-  // With '/' below every other byte, a path's descendants follow it.
-  auto key = [](std::string s) {
-    std::replace(s.begin(), s.end(), '/', '\0');
-    return s;
-  };
-  std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::sort(all.begin(), all.end(), scope_less);
   std::vector<std::string> kept;
   for (auto& p : all)
     if (kept.empty() || !path_in_scope(p, kept.back())) kept.push_back(std::move(p));

@@ -113,5 +113,8 @@ class RefreshCatalog {
 
 // Whether path is scope_path or lies under it.
 bool path_in_scope(std::string_view path, const std::string& scope_path);
+// Byte order with '/' below every other byte: a path's descendants follow
+// it (the order refresh scopes are kept in).
+bool scope_less(std::string_view a, std::string_view b);
 
 }  // namespace scipis

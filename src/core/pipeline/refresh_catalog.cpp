@@ -23,9 +23,6 @@ bool path_in_scope(std::string_view path, const std::string& scope_path) {
          (path.size() == scope_path.size() || path[scope_path.size()] == '/');
 }
 
-namespace {
-
-// Byte order with '/' below every other byte (refresh_scope's order).
 bool scope_less(std::string_view a, std::string_view b) {
   const size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; i++) {
@@ -35,6 +32,8 @@ bool scope_less(std::string_view a, std::string_view b) {
   }
   return a.size() < b.size();
 }
+
+namespace {
 
 // Whether path lies in a path of scope, as refresh_scope leaves it (in
 // scope_less order, none inside another): in that order a path's
