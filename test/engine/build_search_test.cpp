@@ -6,6 +6,7 @@
 #include <random>
 
 #include "brute_force.h"
+#include "refresh_util.h"
 #include "test_util.h"
 
 namespace {
@@ -51,14 +52,7 @@ Corpus make_corpus(int files, unsigned seed) {
   return c;
 }
 
-void expect_same(const std::vector<testutil::Result>& got,
-                 const std::vector<brute::Hit>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); i++) {
-    EXPECT_EQ(got[i].path, want[i].path) << what << " at " << i;
-    EXPECT_NEAR(got[i].score, want[i].score, 1e-9 * std::fabs(want[i].score)) << what;
-  }
-}
+using refresh_util::expect_same;
 
 const char* kQueries[] = {"w0", "w1", "w5 w7", "w100 w2 w3", "W0 w0 w250", "zzzz",
                           "nothere", "\xC3\xBC" "ber w9", "w42 w43 w44 w45"};

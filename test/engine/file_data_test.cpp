@@ -131,11 +131,17 @@ void expect_lengths_and_stats(const std::string& bytes, const std::vector<Rec>& 
 }
 
 // Decoded from each restart, up to the record after it and to the end of
-// its block, the records are the ones written.
+// its block, the records are the ones written; each path read alone too.
 void expect_restarts(const std::string& bytes, const std::vector<Rec>& recs) {
   const FileBlocks fb(kPath, bytes);
   DocInfo docs[kFileBlock];
   size_t ends[kFileBlock];
+  std::string alone = "left over";
+  for (size_t b = 0; b < fb.blocks(); b++)
+    for (size_t i = 0; i < fb.records_in(b); i++) {
+      fb.path_of(b, i, alone);
+      ASSERT_EQ(alone, recs[b * kFileBlock + i].path) << b << " " << i;
+    }
   for (size_t b = 0; b < fb.blocks(); b++) {
     for (size_t r = 0; r < fb.records_in(b); r += scipis::kRestart) {
       for (size_t upto : {r + 1, fb.records_in(b)}) {
@@ -600,6 +606,17 @@ TEST(FileDataDamage, CountsAndLengthsWithValidChecksums) {
   d = d.substr(0, start) + blk + "0000";
   resign_block(d, start, d.size());
   expect_corrupt(d, "a prefix longer than the previous path");
+  // A path read alone (a ranking's tie) finds it too.
+  const FileBlocks fb(kPath, d);
+  std::string p;
+  fb.path_of(0, 0, p);
+  EXPECT_EQ(p, "/a");
+  try {
+    fb.path_of(0, 1, p);
+    ADD_FAILURE() << "path_of read a prefix longer than the previous path";
+  } catch (const scipis::Error& e) {
+    EXPECT_EQ(e.code(), SCIPIS_E_CORRUPT) << e.what();
+  }
 }
 
 // Through a collection: damage to any block of a data file of several

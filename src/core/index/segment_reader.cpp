@@ -304,25 +304,51 @@ void FileBlocks::decode(size_t b, DocInfo* docs, std::string& paths, size_t* end
   decode_from(b, 0, docs, paths, ends, upto);
 }
 
-void FileBlocks::decode_from(size_t b, size_t from, DocInfo* docs, std::string& paths, size_t* ends,
-                             size_t upto) const {
+std::string_view FileBlocks::checked_block(size_t b, size_t& len) const {
   const std::string_view blk = block(b);
-  const size_t len = blk.size() - 4;
+  len = blk.size() - 4;
   if (block_ok_.empty()) block_ok_.assign((blocks_ + 63) / 64, 0);
   if (!(block_ok_[b / 64] >> (b % 64) & 1)) {
     if (crc32c(blk.data(), len) != get_u32(reinterpret_cast<const unsigned char*>(blk.data()) + len))
       fail_corrupt(path_, "checksum mismatch in file block " + std::to_string(b));
     block_ok_[b / 64] |= uint64_t{1} << (b % 64);
   }
-  const size_t n = std::min(upto, records_in(b));
+  return blk;
+}
+
+// Past the restart table, in the block.
+size_t FileBlocks::restart_at(size_t b, std::string_view blk, size_t len, size_t r) const {
   const size_t restarts = restarts_in(b);
-  const auto* const head = reinterpret_cast<const unsigned char*>(blk.data());
-  // Where record r, a restart, starts; past the restart table, in the block.
-  auto restart_at = [&](size_t r) -> size_t {
-    const size_t at = r ? get_u32(head + 4 * (r / kRestart - 1)) : 4 * restarts;
-    if (at < 4 * restarts || at > len) fail_corrupt(path_, "bad restart in file block " + std::to_string(b));
-    return at;
-  };
+  const size_t at = r ? get_u32(reinterpret_cast<const unsigned char*>(blk.data()) + 4 * (r / kRestart - 1))
+                      : 4 * restarts;
+  if (at < 4 * restarts || at > len) fail_corrupt(path_, "bad restart in file block " + std::to_string(b));
+  return at;
+}
+
+void FileBlocks::path_of(size_t b, size_t i, std::string& out) const {
+  size_t len;
+  const std::string_view blk = checked_block(b, len);
+  if (i >= records_in(b)) fail(SCIPIS_E_INTERNAL, "record %zu of file block %zu", i, b);
+  const size_t from = i / kRestart * kRestart, at = restart_at(b, blk, len, from);
+  Cursor c(blk.data() + at, len - at);
+  out.clear();
+  for (size_t r = from; r <= i; r++) {
+    // seq, size, mtime, tokens, ctime, inode, uid, gid, mode, tail.
+    for (int f = 0; f < 10; f++) c.varint();
+    const uint64_t shared = c.varint(), suffix = c.varint();
+    const std::string_view tail = c.bytes(suffix);
+    if (!c.ok() || shared > out.size()) fail_corrupt(path_, "bad record in file block " + std::to_string(b));
+    out.resize(shared);
+    out.append(tail);
+  }
+}
+
+void FileBlocks::decode_from(size_t b, size_t from, DocInfo* docs, std::string& paths, size_t* ends,
+                             size_t upto) const {
+  size_t len;
+  const std::string_view blk = checked_block(b, len);
+  const size_t n = std::min(upto, records_in(b));
+  auto restart_at = [&](size_t r) { return this->restart_at(b, blk, len, r); };
   if (from % kRestart != 0 || from > n) fail(SCIPIS_E_INTERNAL, "file block decoded from record %zu", from);
   const size_t first_at = restart_at(from);
   Cursor c(blk.data() + first_at, len - first_at);

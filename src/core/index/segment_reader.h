@@ -127,6 +127,10 @@ class FileBlocks {
   // docs[0] and ends[0] are record from's.
   void decode_from(size_t b, size_t from, DocInfo* docs, std::string& paths, size_t* ends,
                    size_t upto = kFileBlock) const;
+  // Record i of block b's path alone (its other fields read past, not
+  // decoded), into out: a ranking's ties compare paths of documents whose
+  // records are never returned.
+  void path_of(size_t b, size_t i, std::string& out) const;
   // Chunk c of the length array (kLenChunk u32 little-endian, one per
   // record from record c * kLenChunk; kLenInRecord: in the record),
   // checked when first read.
@@ -155,6 +159,10 @@ class FileBlocks {
     return get_u32(reinterpret_cast<const unsigned char*>(file_.data()) + kHeaderSize + 4 * b);
   }
   void check_len_chunk(size_t c) const;
+  // Block b's bytes, its crc checked on first use; len: without the crc.
+  std::string_view checked_block(size_t b, size_t& len) const;
+  // Where record r of block b (a restart) starts in it.
+  size_t restart_at(size_t b, std::string_view blk, size_t len, size_t r) const;
   void check_stats() const;
   std::string path_;
   std::string_view file_;

@@ -25,6 +25,16 @@ void DocReader::locate(uint64_t seq) {
   lens_ = fb.len_chunk(c);
 }
 
+void DocReader::path_of(uint64_t seq, std::string& out) {
+  if (seq - block_a_ < block_n_) {
+    out = path(seq);
+    return;
+  }
+  if (seq - seg_a_ >= seg_n_) locate(seq);
+  const size_t rec = static_cast<size_t>(seq - seg_a_);
+  c_.files(*ix_.segs[seg_]).path_of(rec / kFileBlock, rec % kFileBlock, out);
+}
+
 void DocReader::load(uint64_t seq) {
   if (seq - block_a_ < block_n_) return;
   if (seq - seg_a_ >= seg_n_) locate(seq);
@@ -33,12 +43,13 @@ void DocReader::load(uint64_t seq) {
   const uint64_t first = seg_a_ + b * kFileBlock;
   // From the restart before seq's record (a path is front-coded against
   // the one before it, back to the restart) up to it; past what was
-  // decoded of the same block, to the block's end, as reads in document
-  // order go on through it.
+  // decoded of the same restart's records, to the next restart, as reads
+  // in document order go on through them (a top-k's few hits each decode
+  // a part of one restart's records, not of their block).
   const size_t i = static_cast<size_t>(seq - first);
   const size_t from = i / kRestart * kRestart;
-  const bool on = block_n_ > 0 && block_a_ >= first && block_a_ - first < kFileBlock;
-  const size_t n = on ? fb.records_in(b) : i + 1;
+  const bool on = block_n_ > 0 && block_a_ == first + from;
+  const size_t n = on ? std::min(fb.records_in(b), from + kRestart) : i + 1;
   paths_.clear();
   block_n_ = 0;
   fb.decode_from(b, from, docs_, paths_, ends_, n);

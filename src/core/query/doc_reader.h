@@ -28,6 +28,8 @@ class DocReader {
     load(seq);
     return docs_[seq - block_a_];
   }
+  // Its path alone, into out (nothing else decoded or kept).
+  void path_of(uint64_t seq, std::string& out);
   std::string_view path(uint64_t seq) {
     load(seq);
     const size_t i = static_cast<size_t>(seq - block_a_);

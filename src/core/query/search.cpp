@@ -86,7 +86,7 @@ const std::string& RankOrder::path(const Ranked& r) {
   if (fresh) {
     auto& rd = readers_[r.indexer];
     if (!rd) rd = std::make_unique<DocReader>(c_, r.indexer);
-    it->second = rd->path(r.seq);
+    rd->path_of(r.seq, it->second);
   }
   return it->second;
 }

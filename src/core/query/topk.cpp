@@ -291,6 +291,18 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           }
           st.maxscore_windows += essential[by_bound[0]] == 0;
         }
+        // One term: its window's postings are the documents, in seq order
+        // (the loop below, without the merge).
+        if (nt == 1) {
+          const Scorer& sc = score_of[0];
+          for (const Posting& p : win[0]) {
+            const double score = sc(p.tf, rd.len(p.seq));
+            if (heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
+            if (excluded && ix.excluded(p.seq)) continue;
+            offer(Ranked{score, i, p.seq});
+          }
+          win[0].clear();
+        }
         // Documents in seq order; each one's score summed in query-term
         // order, as search() sums it.
         while (true) {

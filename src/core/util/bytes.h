@@ -1,6 +1,7 @@
 // Little-endian fixed-width and varint encoding for the on-disk formats.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -42,14 +43,18 @@ inline char* write_u64(char* out, uint64_t v) {
   for (int i = 0; i < 8; i++) *out++ = static_cast<char>(v >> (8 * i));
   return out;
 }
+// One load each (a byte loop was not merged into one by the compiler: a
+// sixth of a top-10 query's instructions once).
 inline uint32_t get_u32(const unsigned char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
   return v;
 }
 inline uint64_t get_u64(const unsigned char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
   return v;
 }
 
@@ -63,6 +68,24 @@ class Cursor {
   size_t left() const { return static_cast<size_t>(end_ - p_); }
   const unsigned char* pos() const { return p_; }
   uint64_t varint() {
+    if (p_ < end_ && *p_ < 0x80) return *p_++;
+    // Eight bytes ahead: a varint of up to eight bytes is found by its
+    // stop bit and its 7-bit groups gathered in three steps, not a byte
+    // at a time (a record's mtime, size and inode take four to six).
+    if (end_ - p_ >= 8) {
+      uint64_t x;
+      std::memcpy(&x, p_, 8);
+      if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
+      const uint64_t stops = ~x & 0x8080808080808080ull;
+      if (stops) {
+        const int bits = __builtin_ctzll(stops) + 1;  // through the last byte's stop bit
+        p_ += bits / 8;
+        if (bits < 64) x &= (uint64_t{1} << bits) - 1;
+        x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+        x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+        return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+      }
+    }
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (p_ >= end_) return bad();
