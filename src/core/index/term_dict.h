@@ -147,7 +147,7 @@ class DictDecoder {
   };
 
  private:
-  static constexpr int kFastBits = 10;
+  static constexpr int kFastBits = 8;
   struct Table {
     // kFastBits-bit prefixes of codes: symbol | length << 8, 0: longer.
     uint16_t fast[1 << kFastBits];

@@ -84,11 +84,6 @@ void Collection::adopt(Collection& prev) {
         theirs == prev.home_ids_.end() || theirs->second != mine->second)
       continue;
     s.parts = std::move(o.parts);
-    if (o.tf_fd && open_fds_ < kMaxOpenDataFiles) {
-      s.tf_fd = std::move(o.tf_fd);
-      s.tf_base = o.tf_base;
-      open_fds_++;
-    }
     s.tf_map = std::move(o.tf_map);
     s.tf_meta = std::move(o.tf_meta);
     s.file_map = std::move(o.file_map);
@@ -192,47 +187,19 @@ void Collection::read_tf_data(SegmentState& s, std::string& out) {
     fail_corrupt(p, "file size differs from the manifest (truncated or overwritten)");
 }
 
-void Collection::read_block(SegmentState& s, const TermRef& r, std::string& out) {
-  const std::string& p = tf_data_name(s);
+std::string_view Collection::region_bytes(SegmentState& s, const TermRef& r) {
   const uint64_t at = r.read_offset(), len = r.read_len();
   if (at < kHeaderSize || len > s.ref.tf_data_bytes || at > s.ref.tf_data_bytes - len)
-    fail_corrupt(p, "dictionary points outside the data file");
-  if (s.ref.packed) {
-    if (!s.tf_map) {
-      SegmentPart part = s.parts->open(Part::kTfData, 0, &s.ref.tf_data_bytes);
-      check_header(p, kMagicTfData, part.map->bytes().data(), part.map->bytes().size());
-      s.tf_map = std::move(part.map);
-    }
-    out.assign(s.tf_map->bytes().data() + at, len);
-    return;
+    fail_corrupt(tf_data_name(s), "dictionary points outside the data file");
+  // Mapped as the dictionaries and records are: a hot region is read with
+  // no call into the kernel and no copy (a pread per term and segment was
+  // a tenth of a frequent term's top-10 once).
+  if (!s.tf_map) {
+    SegmentPart part = s.parts->open(Part::kTfData, 0, &s.ref.tf_data_bytes);
+    check_header(tf_data_name(s), kMagicTfData, part.map->bytes().data(), part.map->bytes().size());
+    s.tf_map = std::move(part.map);
   }
-  Fd transient;
-  Fd* fd = &s.tf_fd;
-  if (!s.tf_fd) {
-    uint64_t base, part_len;
-    const std::string file = s.parts->file_of(Part::kTfData, 0, &base, &part_len);
-    Fd opened = open_read(file);
-    struct stat st;
-    if (::fstat(opened.get(), &st) != 0) fail_io(errno, "stat", file);
-    if (s.ref.packed ? part_len != s.ref.tf_data_bytes
-                     : static_cast<uint64_t>(st.st_size) != s.ref.tf_data_bytes)
-      fail_corrupt(p, "file size differs from the manifest (truncated or overwritten)");
-    if (s.ref.packed && base + part_len > static_cast<uint64_t>(st.st_size))
-      fail_corrupt(p, "pack is shorter than its part table says");
-    std::string head(kHeaderSize, '\0');
-    pread_exact(opened.get(), head.data(), kHeaderSize, base, p);
-    check_header(p, kMagicTfData, head.data(), head.size());
-    s.tf_base = base;
-    if (open_fds_ < kMaxOpenDataFiles) {
-      s.tf_fd = std::move(opened);
-      open_fds_++;
-    } else {
-      transient = std::move(opened);
-      fd = &transient;
-    }
-  }
-  out.resize(len);
-  pread_exact(fd->get(), out.data(), len, s.tf_base + at, p);
+  return s.tf_map->bytes().substr(at, len);
 }
 
 const FileBlocks& Collection::files(SegmentState& s, std::shared_ptr<const MappedFile> known) {

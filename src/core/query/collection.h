@@ -27,11 +27,9 @@ struct SegmentState {
   std::string tf_dir;
   std::unique_ptr<PartOpener> parts;  // its files, packed or not
   std::string tf_data_path;  // the name errors give its TF data
-  Fd tf_fd;  // kept open while the collection holds few enough
-  // A packed segment's TF data: a slice of its pack's mapping (no file
-  // opened, no read per block), header checked.
+  // Its TF data, mapped (a packed segment's: a slice of its pack's
+  // mapping) when first read, header checked.
   std::shared_ptr<const MappedFile> tf_map;
-  uint64_t tf_base = 0;  // where the TF data starts in tf_fd's file
   std::vector<std::unique_ptr<TfMeta>> tf_meta;  // by split, lazily
   // The file data, mapped and read in place.
   std::shared_ptr<const MappedFile> file_map;
@@ -110,8 +108,9 @@ class Collection {
   // The generation's one index over many segments' paths, mapped on
   // first use (segments' covered set then), or null: none written.
   const GenPaths* gen_paths();
-  // Reads one posting block of a segment's TF data.
-  void read_block(SegmentState& s, const TermRef& r, std::string& out);
+  // One term's posting region in a segment's TF data, in place (valid
+  // while the collection is).
+  std::string_view region_bytes(SegmentState& s, const TermRef& r);
   // The whole of a segment's TF data, and the name its errors give.
   void read_tf_data(SegmentState& s, std::string& out);
   const std::string& tf_data_name(const SegmentState& s) const { return s.tf_data_path; }
@@ -175,10 +174,6 @@ class Collection {
   bool gen_paths_tried_ = false;
   std::shared_ptr<const MappedFile> gen_paths_map_;
   std::unique_ptr<GenPaths> gen_paths_;
-  size_t open_fds_ = 0;
 };
-
-// Data files kept open per collection; past this, a read opens and closes.
-constexpr size_t kMaxOpenDataFiles = 64;
 
 }  // namespace scipis

@@ -44,7 +44,6 @@ std::vector<Posting> term_postings(Collection& c, uint32_t i, IndexerState& ix,
                                    const std::string& term, uint32_t split, size_t t,
                                    ChainTally& chains) {
   std::vector<Posting> out;
-  std::string block;
   uint64_t limit = ix.docs();
   for (SegmentState* s : ix.segs) {
     auto ref = c.tf_meta(*s, split).find(term);
@@ -55,9 +54,8 @@ std::vector<Posting> term_postings(Collection& c, uint32_t i, IndexerState& ix,
         fail_corrupt(c.tf_meta_name(*s, split), "posting names an unknown document");
       out.push_back({ref->seq, ref->tf});
     } else {
-      c.read_block(*s, *ref, block);
       const std::string& path = c.tf_data_name(*s);
-      decode_postings(path, region_in(path, block, *ref), *ref, limit, out);
+      decode_postings(path, region_in(path, c.region_bytes(*s, *ref), *ref), *ref, limit, out);
     }
     if (before > 0 && before < out.size()) {
       if (out[before].seq == out[before - 1].seq) {

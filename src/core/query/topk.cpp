@@ -37,7 +37,6 @@ struct Blk {
 // A term's blocks over an indexer's segments, and the block decoded last.
 struct TermBlocks {
   std::vector<Blk> blks;
-  std::vector<std::unique_ptr<std::string>> regions;  // stable: the readers view them
   std::vector<std::unique_ptr<RegionReader>> readers;
   size_t at = 0;  // first block whose last >= the window's start
   size_t decoded = SIZE_MAX;
@@ -156,10 +155,8 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           tb.blks.push_back({nullptr, 0, si, prev_last, ref->seq, 0, ref->seq, ref->tf});
           first_posting = ref->seq;
         } else {
-          tb.regions.push_back(std::make_unique<std::string>());
-          c.read_block(*s, *ref, *tb.regions.back());
           tb.readers.push_back(std::make_unique<RegionReader>(
-              path, region_in(path, *tb.regions.back(), *ref), ref->df, ref->base, ix.docs()));
+              path, region_in(path, c.region_bytes(*s, *ref), *ref), ref->df, ref->base, ix.docs()));
           const RegionReader& r = *tb.readers.back();
           for (size_t b = 0; b < r.blocks().size(); b++) {
             const uint64_t first = b ? r.blocks()[b - 1].last_seq + 1 : prev_last;
