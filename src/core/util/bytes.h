@@ -44,7 +44,7 @@ inline char* write_u64(char* out, uint64_t v) {
   return out;
 }
 // One load each (a byte loop was not merged into one by the compiler: a
-// sixth of a top-10 query's instructions once).
+// twentieth of a top-10 query's instructions once).
 inline uint32_t get_u32(const unsigned char* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
