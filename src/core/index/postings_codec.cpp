@@ -1,9 +1,5 @@
 #include "index/postings_codec.h"
 
-#include <algorithm>
-#include <array>
-#include <utility>
-
 #include "util/bytes.h"
 #include "util/error.h"
 
@@ -55,27 +51,6 @@ bool finish_unpack(const unsigned char* p, const char*& in, uint64_t* v, size_t 
 }
 }  // namespace
 
-namespace {
-
-// Groups of eight values of width W (W bytes each) by word loads at
-// offsets the compiler knows: a fixed width's shifts and masks, no
-// per-value offset arithmetic.
-template <unsigned W>
-void unpack_groups(const char* in, uint64_t* v, size_t groups) {
-  constexpr uint64_t mask = (uint64_t{1} << W) - 1;
-  for (size_t g = 0; g < groups; g++, in += W, v += 8)
-    [&]<size_t... J>(std::index_sequence<J...>) {
-      ((v[J] = (load_u64(in + J * W / 8) >> (J * W % 8)) & mask), ...);
-    }(std::make_index_sequence<8>{});
-}
-
-using UnpackGroups = void (*)(const char*, uint64_t*, size_t);
-constexpr auto kUnpackGroups = []<size_t... W>(std::index_sequence<W...>) {
-  return std::array<UnpackGroups, sizeof...(W)>{&unpack_groups<W + 1>...};
-}(std::make_index_sequence<56>{});
-
-}  // namespace
-
 bool unpack_bits(const char*& in, const char* end, uint64_t* v, size_t n, unsigned w) {
   if (w == 0) {
     for (size_t i = 0; i < n; i++) v[i] = 0;
@@ -89,13 +64,8 @@ bool unpack_bits(const char*& in, const char* end, uint64_t* v, size_t n, unsign
     // A word load per value while eight bytes from the value's first byte
     // lie inside the input; the bytes loop below finishes the rest.
     const size_t avail = static_cast<size_t>(end - in);
-    // Value i's word lies inside while i * w / 8 + 8 <= avail, that is
-    // i * w < (avail - 7) * 8: counted first, the loop checks nothing else.
-    const size_t words = avail < 8 ? 0 : std::min(n, ((avail - 7) * 8 - 1) / w + 1);
-    kUnpackGroups[w - 1](in, v, words / 8);
-    i = words / 8 * 8;
-    size_t bit = i * w;
-    for (; i < words; i++, bit += w) v[i] = (load_u64(in + bit / 8) >> (bit % 8)) & mask;
+    size_t bit = 0;
+    for (; i < n && bit / 8 + 8 <= avail; i++, bit += w) v[i] = (load_u64(in + bit / 8) >> (bit % 8)) & mask;
     p += bit / 8;
     if (bit % 8) {
       // Resume mid-byte: the byte's bits already used are dropped.
