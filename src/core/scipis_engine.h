@@ -114,6 +114,15 @@ scipis_build *scipis_build_start(const char *dir, const char *root,
  * in those: a file rewritten in place in an unchanged directory is not seen.
  */
 #define SCIPIS_REFRESH_SKIP_DIRS 4
+/*
+ * A refresh whose change goes into the journal may return before that
+ * record is synced (as PostgreSQL's synchronous_commit = off): a killed
+ * process loses nothing, a crash of the machine may take the collection
+ * back to its last synced state (never a mix), and the next refresh finds
+ * the changes again. It syncs all the same when it removes files the state
+ * before it holds, or once the first unsynced record is a second old.
+ */
+#define SCIPIS_REFRESH_DEFER_SYNC 8
 /* Tests: the build stops (as if canceled) after n marks, n < 65536. */
 #define SCIPIS_BUILD_STOP_AFTER_MARKS(n) ((int) ((unsigned) (n) << 8))
 scipis_build *scipis_build_start_ex(const char *dir, const char *root,

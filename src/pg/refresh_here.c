@@ -4,10 +4,13 @@
  * and a job worker of their own (a fork, a backend start, three committed
  * transactions of its job row) cost 15 ms more. Like a job it waits for
  * the collection's build lock, and merges the tail tiers after; unlike a
- * job it leaves no row in scipis_jobs (its job is NULL).
+ * job it leaves no row in scipis_jobs (its job is NULL), and it follows
+ * the caller's synchronous_commit: off, its journal record may be left
+ * unsynced (SCIPIS_REFRESH_DEFER_SYNC).
  */
 #include "jobs.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
@@ -79,6 +82,9 @@ refresh_locked(void *arg, scipis_error *err)
 	scipis_options_from_jsonb(r->c->options, &opts);
 	if (scipis_option_true(r->c->options, "skip_unchanged_dirs"))
 		flags |= SCIPIS_REFRESH_SKIP_DIRS;
+	/* The caller's durability, as for its transactions' commits. */
+	if (synchronous_commit == SYNCHRONOUS_COMMIT_OFF)
+		flags |= SCIPIS_REFRESH_DEFER_SYNC;
 	b = scipis_refresh_start(dir, r->c->root, &opts, r->paths, r->n, flags, err);
 	if (b == NULL || !scipis_build_run(b, r->stats, err))
 		return false;

@@ -2,7 +2,8 @@
 # a refresh leaves the previous index whole (every search answers as before
 # the refresh or as after it, never a mix), the refresh runs again after
 # the restart and then answers as a collection built afresh over the tree;
-# the scheduled refresh_interval job is a refresh.
+# the scheduled refresh_interval job is a refresh; with synchronous_commit
+# off a refresh's unsynced journal record outlives an immediate stop.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -117,6 +118,52 @@ ok($node->poll_query_until('postgres',
 is($node->safe_psql('postgres', "SELECT count(*) FROM scipis_search('w1', 'nightly', k => NULL)"),
 	$node->safe_psql('postgres', "SELECT count(*) FROM scipis_search('w1', 'clean', k => NULL) WHERE path LIKE '$tree/d1/%'"),
 	'the scheduled refreshes answer');
+
+# synchronous_commit = off: a refresh's journal record may stay unsynced.
+# The server stopped at once (every backend killed) keeps it, as the page
+# cache outlives processes; only a crash of the machine could take it back.
+$node->safe_psql('postgres', "SELECT scipis_create_collection('unsynced', '$tree/d3')");
+$node->safe_psql('postgres', "SELECT files FROM scipis_index('unsynced')");
+for my $i (0 .. 2)
+{
+	open(my $fh, '>>', "$tree/d3/f$i.log") or die;
+	print $fh "unsynced$i words\n";
+	close $fh;
+	usleep(200_000);
+	$node->safe_psql('postgres', "SET synchronous_commit = off; "
+		  . "SELECT files_appended + files_changed FROM scipis_refresh('unsynced', ARRAY['$tree/d3/f$i.log'])");
+}
+# Records (magic SCIPISJR, u64 length at 32, u32 lists at 48, bit 31:
+# written without a sync) in every journal: only this collection refreshed
+# with synchronous_commit off.
+my ($records, $unsynced) = (0, 0);
+for my $j (glob($node->data_dir . "/scipis/*/c*/g*/JOURNAL"))
+{
+	open(my $fh, '<:raw', $j) or die;
+	local $/;
+	my $bytes = <$fh>;
+	close $fh;
+	my $pos = 0;
+	while ($pos + 64 <= length($bytes) && substr($bytes, $pos, 8) eq 'SCIPISJR')
+	{
+		my ($len) = unpack('Q<', substr($bytes, $pos + 32, 8));
+		my ($lists) = unpack('L<', substr($bytes, $pos + 48, 4));
+		$records++;
+		$unsynced++ if $lists & 0x80000000;
+		last if $len == 0;
+		$pos += $len;
+	}
+}
+note("$records journal records, $unsynced unsynced");
+cmp_ok($unsynced, '>', 0, 'with synchronous_commit off a refresh left its record unsynced');
+my $found = "SELECT count(*) FROM scipis_search('unsynced0 unsynced1 unsynced2', 'unsynced', k => NULL)";
+is($node->safe_psql('postgres', $found), 3, 'the unsynced refreshes answer');
+$node->stop('immediate');
+$node->start;
+is($node->safe_psql('postgres', $found), 3, 'and still answer after an immediate stop');
+$node->safe_psql('postgres', "SELECT scipis_create_collection('unsynced_clean', '$tree/d3')");
+$node->safe_psql('postgres', "SELECT files FROM scipis_index('unsynced_clean')");
+is(answers('unsynced'), answers('unsynced_clean'), 'as a collection built afresh');
 
 $node->stop;
 done_testing();

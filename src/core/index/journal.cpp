@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "util/boot_id.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
 #include "util/error.h"
@@ -26,6 +27,11 @@ constexpr uint32_t kJournalVersion = 1;
 // Table kinds: the manifest, a pack, and a list by its number below.
 constexpr uint32_t kTableManifest = 1, kTablePack = 2, kTableList = 16;
 constexpr const char* kListNames[] = {"deleted", "appended", "racy", "TERMS", "DIRS"};
+// In the header's lists: the record was written without a sync.
+constexpr uint32_t kListsUnsynced = 1u << 31;
+
+// Where a record's part table starts.
+uint64_t table_at(bool unsynced) { return kJournalHead + (unsynced ? kJournalUnsyncedBytes : 0); }
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -128,6 +134,9 @@ namespace {
 struct RecordHead {
   uint64_t pos, number, len, meta;
   uint32_t parts, lists, meta_crc, body_crc;
+  bool unsynced = false;
+  BootId boot{};
+  int64_t written_ns = 0;
 };
 
 // A record's metadata read and checked: its lists onto st, its manifest's
@@ -142,7 +151,7 @@ void apply_record(CurrentState& st, const std::string& path, const RecordHead& r
     fail_corrupt(where, "journal record checksum mismatch");
   bool has_manifest = false;
   for (uint32_t p = 0; p < r.parts; p++) {
-    const unsigned char* e = h + kJournalHead + kJournalEntry * p;
+    const unsigned char* e = h + table_at(r.unsynced) + kJournalEntry * p;
     const uint32_t kind = get_u32(e), present = get_u32(e + 4);
     const uint64_t off = get_u64(e + 8), n = get_u64(e + 16);
     if (off > r.len || n > r.len - off) fail_corrupt(where, "journal part lies outside its record");
@@ -187,24 +196,47 @@ void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
     if (get_u64(h + 16) != st.m.generation || r.number != heads.size() + 1) break;
     // Short: the last record, cut by a crash (checked below).
     if (r.len > size - pos) break;
-    if (r.len % kJournalAlign != 0 || r.meta > r.len || r.meta < kJournalHead ||
-        r.parts > (r.meta - kJournalHead) / kJournalEntry || (r.lists >> std::size(kListNames)) != 0)
+    r.unsynced = (r.lists & kListsUnsynced) != 0;
+    r.lists &= ~kListsUnsynced;
+    const uint64_t table = table_at(r.unsynced);
+    if (r.len % kJournalAlign != 0 || r.meta > r.len || r.meta < table ||
+        r.parts > (r.meta - table) / kJournalEntry || (r.lists >> std::size(kListNames)) != 0)
       fail_corrupt(path + " (record " + std::to_string(r.number) + ")", "journal record has impossible lengths");
+    if (r.unsynced) {
+      unsigned char u[kJournalUnsyncedBytes];
+      read(pos + kJournalHead, sizeof u, reinterpret_cast<char*>(u));
+      std::memcpy(r.boot.data(), u, r.boot.size());
+      r.written_ns = static_cast<int64_t>(get_u64(u + 16));
+    }
     heads.push_back(r);
     pos += r.len;
   }
-  // Each record was synced before the next was written: only the last can
-  // be torn, and only it is read whole to find out.
-  if (!heads.empty()) {
+  // Unsynced records after the last synced one count in the boot that
+  // wrote them only. Then the last record is read whole: each synced one
+  // was synced before the next was written, and an unsynced one of this
+  // boot is whole in the page cache unless a killed writer cut it, so only
+  // the last can be torn (again after a torn one, whatever it was).
+  const std::optional<BootId> boot = current_boot_id();
+  size_t first_unsynced = heads.size();
+  while (!heads.empty()) {
+    first_unsynced = heads.size();
+    while (first_unsynced > 0 && heads[first_unsynced - 1].unsynced) first_unsynced--;
+    for (size_t i = first_unsynced; i < heads.size(); i++)
+      if (!boot || heads[i].boot != *boot) {
+        pos = heads[i].pos;
+        heads.resize(i);
+        break;
+      }
+    if (heads.empty()) break;
     const RecordHead& last = heads.back();
     std::string body(static_cast<size_t>(last.len - kJournalHead), '\0');
     read(last.pos + kJournalHead, body.size(), body.data());
-    if (crc32c(body.data(), body.size()) != last.body_crc) {
-      pos = last.pos;
-      heads.pop_back();
-    }
+    if (crc32c(body.data(), body.size()) == last.body_crc) break;
+    pos = last.pos;
+    heads.pop_back();
   }
   if (heads.empty()) return;
+  first_unsynced = std::min(first_unsynced, heads.size());
   for (size_t i = 0; i < heads.size(); i++)
     for (size_t k = 0; k < std::size(kListNames); k++)
       if (heads[i].lists >> k & 1) last_of[k] = i;
@@ -221,6 +253,7 @@ void apply_journal(CurrentState& st, const std::string& path, uint64_t size,
   st.m = std::move(m);
   st.records = heads.size();
   st.journal_end = pos;
+  st.unsynced_since_ns = first_unsynced < heads.size() ? std::max<int64_t>(1, heads[first_unsynced].written_ns) : 0;
 }
 
 void apply_journal(CurrentState& st, const std::string& path, std::string_view bytes) {
@@ -230,8 +263,9 @@ void apply_journal(CurrentState& st, const std::string& path, std::string_view b
 
 bool journal_moved(int fd, const CurrentState& st) {
   // From the byte before the state's end: none there means the journal
-  // was cut back below it.
-  unsigned char b[kJournalHead + 1];
+  // was cut back below it. A next record unsynced in another boot is one
+  // a reader of this boot does not take: no change.
+  unsigned char b[kJournalHead + kJournalUnsyncedBytes + 1];
   const uint64_t from = st.journal_end > 0 ? st.journal_end - 1 : 0;
   const ssize_t n = pread_some(fd, b, sizeof b, from);
   if (n < 0) return true;
@@ -242,7 +276,10 @@ bool journal_moved(int fd, const CurrentState& st) {
     h++;
     have--;
   }
-  return have >= kJournalHead && is_record_head(h, st.m.generation, st.records + 1);
+  if (have < kJournalHead || !is_record_head(h, st.m.generation, st.records + 1)) return false;
+  if ((get_u32(h + 48) & kListsUnsynced) == 0 || have < kJournalHead + kJournalUnsyncedBytes) return true;
+  const std::optional<BootId> boot = current_boot_id();
+  return boot && std::memcmp(h + kJournalHead, boot->data(), boot->size()) == 0;
 }
 
 bool CurrentState::manifest_unmoved() const {
@@ -319,8 +356,8 @@ std::optional<CurrentState> try_read_current(const std::string& dir) {
   }
 }
 
-uint64_t journal_meta_bytes(const std::vector<JournalPart>& parts) {
-  uint64_t at = kJournalHead + kJournalEntry * parts.size();
+uint64_t journal_meta_bytes(const std::vector<JournalPart>& parts, bool unsynced) {
+  uint64_t at = table_at(unsynced) + kJournalEntry * parts.size();
   for (const JournalPart& p : parts)
     if (p.kind != JournalKind::kPack) at = align_up(at, 8) + (p.present ? p.bytes.size() : 0);
   return at;
@@ -338,8 +375,9 @@ std::vector<uint64_t> journal_pack_offsets(uint64_t start, uint64_t meta,
 }
 
 std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t start,
-                                  const std::vector<JournalPart>& parts) {
-  std::string rec(kJournalHead + kJournalEntry * parts.size(), '\0'), table;
+                                  const std::vector<JournalPart>& parts, const JournalUnsynced* unsynced) {
+  const uint64_t table_start = table_at(unsynced != nullptr);
+  std::string rec(table_start + kJournalEntry * parts.size(), '\0'), table;
   auto entry = [&](uint32_t kind, bool present, uint64_t off, uint64_t n) {
     put_u32(table, kind);
     put_u32(table, present ? 1 : 0);
@@ -366,7 +404,12 @@ std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t
     rec.append(p.bytes);
   }
   rec.resize(align_up(rec.size(), kJournalAlign), '\0');
-  std::memcpy(rec.data() + kJournalHead, table.data(), table.size());
+  std::memcpy(rec.data() + table_start, table.data(), table.size());
+  if (unsynced) {
+    std::string u(reinterpret_cast<const char*>(unsynced->boot.data()), unsynced->boot.size());
+    put_u64(u, static_cast<uint64_t>(unsynced->written_ns));
+    std::memcpy(rec.data() + kJournalHead, u.data(), u.size());
+  }
   std::string head(kMagicJournal, 8);
   put_u32(head, kJournalVersion);
   put_u32(head, static_cast<uint32_t>(parts.size()));
@@ -377,6 +420,7 @@ std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t
   uint32_t lists = 0;
   for (const JournalPart& p : parts)
     if (p.kind == JournalKind::kList) lists |= 1u << list_number(p.name);
+  if (unsynced) lists |= kListsUnsynced;
   put_u32(head, lists);
   put_u32(head, crc32c(rec.data() + kJournalHead, meta - kJournalHead));
   put_u32(head, crc32c(rec.data() + kJournalHead, rec.size() - kJournalHead));
@@ -400,6 +444,10 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
   const uint64_t size = static_cast<uint64_t>(sb.st_size);
   if (size < st.journal_end)
     fail(SCIPIS_E_IO, "journal \"%s\" shrank while a refresh ran", path.c_str());
+  const auto* rh = reinterpret_cast<const unsigned char*>(record.data());
+  // The file itself (its name in the directory) is always made durable.
+  const bool unsynced = !created && record.size() >= kJournalHead + kJournalUnsyncedBytes &&
+                        (get_u32(rh + 48) & kListsUnsynced) != 0;
   // The record goes where the whole ones end, over a torn one a crash left
   // (no reader takes it); a zero header after it ends every reader's walk
   // there, whatever that torn one left beyond (written when not zero).
@@ -410,14 +458,19 @@ uint64_t append_journal(CurrentState& st, const std::string& record) {
     const bool clean = pread_some(fd.get(), after, sizeof after, end) == static_cast<ssize_t>(sizeof after) &&
                        std::all_of(after, after + sizeof after, [](unsigned char c) { return c == 0; });
     pwrite_then_zeros(fd.get(), record, st.journal_end, clean ? 0 : kJournalHead, path);
-    if (sync_data_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
+    if (!unsynced && sync_data_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
   } else {
+    // Unsynced, the new size too waits for a later record's sync (an
+    // fdatasync commits a size that grew).
     pwrite_then_zeros(fd.get(), record, st.journal_end, journal_grown_size(end) - end, path);
-    if (sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
+    if (!unsynced && sync_fd(fd.get()) != 0) fail_io(errno, "fsync file", path);
     if (created) fsync_dir(st.gen_dir);
   }
   st.records++;
   st.journal_end = end;
+  if (!unsynced) st.unsynced_since_ns = 0;
+  else if (st.unsynced_since_ns == 0)
+    st.unsynced_since_ns = std::max<int64_t>(1, static_cast<int64_t>(get_u64(rh + kJournalHead + 16)));
   return record.size();
 }
 

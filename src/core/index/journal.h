@@ -16,8 +16,11 @@
 //     u64 generation, u64 record number (1, 2, ... in the file), u64
 //     record length L (a multiple of kJournalAlign), u64 meta length M,
 //     u32 the lists it names (bit i: list i of deleted, appended, racy,
-//     TERMS, DIRS), u32 crc32c of bytes [kJournalHead, M), u32 crc32c of
-//     bytes [kJournalHead, L), u32 crc32c of the header's bytes before it;
+//     TERMS, DIRS; bit 31: written without a sync), u32 crc32c of bytes
+//     [kJournalHead, M), u32 crc32c of bytes [kJournalHead, L), u32 crc32c
+//     of the header's bytes before it;
+//   written without a sync only: the boot id of the kernel that wrote it
+//     (16 bytes) and u64 when (realtime ns);
 //   part table: P entries of u32 kind, u32 present (0: the list is gone),
 //     u64 offset from the record's start, u64 length;
 //   the lists and the manifest (up to M), then the packs, each at a
@@ -27,6 +30,14 @@
 // torn: a reader reads every header, the last record whole (its checksum
 // over L), and then the metadata of the last record and of the last to
 // name each list only; never a pack, nor a list or manifest replaced since.
+// Unless it was written without a sync (a refresh whose caller chose
+// synchronous_commit = off): such a record is in the page cache, which a
+// killed process leaves whole but a crash of the machine does not. Readers
+// take those after the last synced record only in the boot that wrote
+// them: in another, the journal ends before the first (the state before
+// it; the tree still holds what it saw, for the next refresh to find). A
+// synced record's sync covers every byte before it, so it vouches for the
+// unsynced ones before it too.
 #pragma once
 
 #include <sys/stat.h>
@@ -40,6 +51,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "index/manifest.h"
+#include "util/boot_id.h"
 
 namespace scipis {
 
@@ -48,6 +60,11 @@ inline constexpr char kMagicJournal[] = "SCIPISJR";
 constexpr uint64_t kJournalAlign = 4096;
 constexpr size_t kJournalHead = 64;
 constexpr size_t kJournalEntry = 24;
+constexpr size_t kJournalUnsyncedBytes = 24;
+// A refresh that may leave its record unsynced syncs it all the same once
+// the first unsynced record after the last synced one is this old: what a
+// crash of the machine can take back stays this short while refreshes go on.
+constexpr int64_t kJournalDeferNs = 1'000'000'000;
 // A journal longer than this, or a record larger, commits a generation;
 // so does a journal of kJournalMaxRecords (every reader's open reads each
 // record's metadata: one generation in so many keeps that short).
@@ -60,6 +77,12 @@ void set_journal_enabled(bool on);
 bool journal_enabled();
 
 enum class JournalKind : uint32_t { kManifest = 1, kList = 2, kPack = 3 };
+
+// Where and when a record written without a sync was written.
+struct JournalUnsynced {
+  BootId boot;
+  int64_t written_ns;
+};
 
 // A part to append: a list (by its file name) present or gone, the
 // manifest, or a pack (whose absolute offset the writer reports back).
@@ -78,6 +101,9 @@ struct CurrentState {
   std::string dir, gen_dir;
   uint64_t records = 0;      // valid records applied
   uint64_t journal_end = 0;  // their bytes (where the next one goes)
+  // When the first record after the last synced one was written, unsynced
+  // (realtime ns; 0: every record is synced).
+  int64_t unsynced_since_ns = 0;
   // Shared, not copied, by the copies of a state (remember_current keeps some).
   absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> lists;  // null: none
   // The MANIFEST file's bytes the state was read from, and that file's
@@ -125,17 +151,19 @@ void apply_journal(CurrentState& st, const std::string& path, std::string_view b
 
 // The bytes before a record's packs: header, table, lists and manifest
 // (whose size does not depend on the offsets it holds).
-uint64_t journal_meta_bytes(const std::vector<JournalPart>& parts);
+uint64_t journal_meta_bytes(const std::vector<JournalPart>& parts, bool unsynced = false);
 // Where the packs of a record starting at start will lie (absolute
 // offsets in the journal), its meta bytes given.
 std::vector<uint64_t> journal_pack_offsets(uint64_t start, uint64_t meta,
                                            const std::vector<uint64_t>& pack_sizes);
 // The record's bytes; packs are laid out as journal_pack_offsets says, in
-// the order given.
+// the order given. unsynced: to be written without a sync.
 std::string encode_journal_record(uint64_t generation, uint64_t number, uint64_t start,
-                                  const std::vector<JournalPart>& parts);
+                                  const std::vector<JournalPart>& parts,
+                                  const JournalUnsynced* unsynced = nullptr);
 
-// Appends a record to st's generation's journal (over a torn tail), synced;
+// Appends a record to st's generation's journal (over a torn tail), synced
+// unless it was encoded as unsynced (never the one that makes the file);
 // st is then the state it made. Returns its length. The file is written
 // ahead with zeros (synced with its size) that records overwrite: a
 // record's sync then commits no metadata. Readers stop at the first

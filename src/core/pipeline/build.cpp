@@ -274,7 +274,8 @@ void fill_meta_bytes(const std::string& dir, Manifest& m) {
   }
 }
 
-void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& m) {
+std::vector<std::string> replaced_paths(const std::string& dir, const Manifest& old, const Manifest& m) {
+  std::vector<std::string> out;
   absl::flat_hash_set<uint64_t> homes{m.generation}, journals;
   absl::flat_hash_set<std::tuple<uint64_t, uint32_t, uint32_t>> live;
   for (const SegmentRef& s : m.segments) {
@@ -283,6 +284,7 @@ void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& 
     if (s.in_journal()) journals.insert(m.home_of(s));
   }
   absl::flat_hash_set<uint64_t> whole;
+  absl::flat_hash_set<std::string> journals_gone;
   for (const SegmentRef& s : old.segments) {
     const uint64_t h = old.home_of(s);
     if (!homes.contains(h)) {
@@ -290,15 +292,16 @@ void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& 
     } else if (!live.contains({h, s.indexer, file_seg_of(s)})) {
       // A journal holds other packs too: it goes when none is live.
       if (s.in_journal()) {
-        if (!journals.contains(h) && h != m.generation) remove_tree(old.home_dir(dir, s) + "/" + kJournalFile);
+        if (!journals.contains(h) && h != m.generation) journals_gone.insert(old.home_dir(dir, s) + "/" + kJournalFile);
         continue;
       }
       const std::string home = old.home_dir(dir, s);
-      for (const std::string& f : segment_files(s, old.split_factor)) remove_tree(home + "/" + f);
+      for (const std::string& f : segment_files(s, old.split_factor)) out.push_back(home + "/" + f);
     }
   }
+  out.insert(out.end(), journals_gone.begin(), journals_gone.end());
   const std::string old_gen = old.gen_dir(dir);
-  if (old.generation == m.generation) return;
+  if (old.generation == m.generation) return out;
   if (!homes.contains(old.generation)) {
     whole.insert(old.generation);
   } else {
@@ -307,9 +310,14 @@ void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& 
     for (const std::string& name : list_dir(old_gen))
       if (name.rfind("tfidf_index_", 0) != 0 && name.rfind("file_index_", 0) != 0 &&
           (name != kJournalFile || !journals.contains(old.generation)))
-        remove_tree(old_gen + "/" + name);
+        out.push_back(old_gen + "/" + name);
   }
-  for (uint64_t h : whole) remove_tree(dir + "/g" + std::to_string(h));
+  for (uint64_t h : whole) out.push_back(dir + "/g" + std::to_string(h));
+  return out;
+}
+
+void drop_replaced(const std::string& dir, const Manifest& old, const Manifest& m) {
+  for (const std::string& p : replaced_paths(dir, old, m)) remove_tree(p);
 }
 
 void record_dirs(scipis_build& b) {
@@ -336,6 +344,11 @@ void sync_generation(const std::string& dir, const std::string& gen) {
 
 void publish_generation(const std::string& dir, const std::string& gen, Manifest& m, const Manifest& old) {
   fill_meta_bytes(dir, m);
+  // Packs it keeps in the journal it replaces may lie in records written
+  // without a sync (older journals were synced when it was published).
+  if (std::any_of(m.segments.begin(), m.segments.end(),
+                  [&](const SegmentRef& s) { return s.in_journal() && m.home_of(s) == old.generation; }))
+    fsync_file(old.gen_dir(dir) + "/" + kJournalFile);
   sync_generation(dir, gen);
   // The generation's own files, and the segments it refers to elsewhere.
   m.index_bytes = tree_bytes(gen);

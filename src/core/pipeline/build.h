@@ -51,6 +51,8 @@ struct RefreshState {
   // it commits a generation of its own (not into a journal) even when
   // nothing changed, and removes no garbage (readers are on another).
   bool on_merged = false;
+  // SCIPIS_REFRESH_DEFER_SYNC: its journal record may stay unsynced.
+  bool defer_sync = false;
 };
 
 struct scipis_build {
@@ -125,9 +127,12 @@ void sync_generation(const std::string& dir, const std::string& gen);
 // segment it refers to) replaced atomically, then drop_replaced.
 void publish_generation(const std::string& dir, const std::string& gen, scipis::Manifest& m,
                         const scipis::Manifest& old);
-// Removes what old held that m, which replaced it, does not: segments
-// merged away (their home generation too once it holds none of m's) and
-// old's own tombstones and lists.
+// What old held that m, which replaced it, does not: segments merged away
+// (their home generation too once it holds none of m's) and old's own
+// tombstones and lists, as files and trees to remove.
+std::vector<std::string> replaced_paths(const std::string& dir, const scipis::Manifest& old,
+                                        const scipis::Manifest& m);
+// Removes them.
 void drop_replaced(const std::string& dir, const scipis::Manifest& old, const scipis::Manifest& m);
 
 // Records the start and runs coordinate() on a thread with every signal

@@ -1,11 +1,15 @@
 #include "pipeline/journal_commit.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "pipeline/build.h"
+#include "util/time_ns.h"
 
 namespace scipis {
 
 bool commit_into_journal(CurrentState& st, Manifest& m, const std::vector<DeferredPack>& packs,
-                         const std::vector<JournalPart>& lists, uint64_t replaced) {
+                         const std::vector<JournalPart>& lists, uint64_t replaced, bool may_defer_sync) {
   if (!journal_enabled() || st.records >= kJournalMaxRecords) return false;
   // A bound on the record (a page per pack and for the metadata's table
   // and manifest at most), checked before anything is laid out.
@@ -29,12 +33,22 @@ bool commit_into_journal(CurrentState& st, Manifest& m, const std::vector<Deferr
   // index_bytes: laid out with stand-ins first, then encoded for good.
   for (SegmentRef* s : placed) s->journal_off = s->journal_len = 1;
   m.generation = st.m.generation;
+  // Unsynced only while nothing the state before it needs is removed after
+  // it (a crash of the machine can take it back), and not for long.
+  std::optional<JournalUnsynced> unsynced;
+  if (may_defer_sync && st.journal_end > 0) {
+    const std::optional<BootId> boot = current_boot_id();
+    const int64_t now = realtime_ns();
+    if (boot && (st.unsynced_since_ns == 0 || now - st.unsynced_since_ns < kJournalDeferNs) &&
+        replaced_paths(st.dir, st.m, m).empty())
+      unsynced = JournalUnsynced{*boot, now};
+  }
   std::vector<JournalPart> parts;
   for (const auto& p : packs) parts.push_back({JournalKind::kPack, "", true, p.bytes});
   parts.insert(parts.end(), lists.begin(), lists.end());
   std::string manifest = m.encode();  // parts view it
   parts.push_back({JournalKind::kManifest, "", true, manifest});
-  const uint64_t meta = journal_meta_bytes(parts);
+  const uint64_t meta = journal_meta_bytes(parts, unsynced.has_value());
   const std::vector<uint64_t> at = journal_pack_offsets(st.journal_end, meta, sizes);
   for (size_t k = 0; k < packs.size(); k++) {
     placed[k]->journal_off = at[k];
@@ -47,7 +61,8 @@ bool commit_into_journal(CurrentState& st, Manifest& m, const std::vector<Deferr
   m.index_bytes = (st.m.index_bytes > replaced ? st.m.index_bytes - replaced : 0) + record_len;
   manifest = m.encode();
   parts.back().bytes = manifest;
-  append_journal(st, encode_journal_record(m.generation, st.records + 1, st.journal_end, parts));
+  append_journal(st, encode_journal_record(m.generation, st.records + 1, st.journal_end, parts,
+                                          unsynced ? &*unsynced : nullptr));
   // st is now what the record made (its manifest as a reader decodes it):
   // the next read of this process needs no look at the journal.
   st.m = Manifest::decode(st.gen_dir + "/" + kJournalFile, manifest);

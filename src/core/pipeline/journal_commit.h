@@ -24,8 +24,11 @@ struct DeferredPack {
 // the state it made. replaced: the bytes of the segments m no longer
 // holds. False, with nothing written, when the journal is off or full, a
 // pack is not one of m's own packed segments, or the record would be too
-// large: the caller commits a generation instead.
+// large: the caller commits a generation instead. may_defer_sync: the
+// record may be left unsynced (index/journal.h) when the commit removes
+// nothing the state before it holds and the journal's first unsynced
+// record is younger than kJournalDeferNs.
 bool commit_into_journal(CurrentState& st, Manifest& m, const std::vector<DeferredPack>& packs,
-                         const std::vector<JournalPart>& lists, uint64_t replaced);
+                         const std::vector<JournalPart>& lists, uint64_t replaced, bool may_defer_sync = false);
 
 }  // namespace scipis

@@ -331,7 +331,8 @@ struct RefreshLists {
 };
 
 // A small change goes into the journal of the generation it changed
-// (index/journal.h): one record, one file synced. False when it is too
+// (index/journal.h): one record, one file synced (or, deferred, none).
+// False when it is too
 // large for one (or the journal is full): a new generation then.
 bool commit_to_journal(scipis_build* b, const RefreshLists& l) {
   RefreshState& r = *b->refresh;
@@ -344,7 +345,7 @@ bool commit_to_journal(scipis_build* b, const RefreshLists& l) {
   if (b->dirs) lists.push_back({JournalKind::kList, kDirsFile, true, l.dirs});
   uint64_t taken = 0;
   for (const SegmentRef& s : b->pipeline->absorbed()) taken += segment_bytes(s);
-  if (!commit_into_journal(r.state, b->next, packs, lists, taken)) return false;
+  if (!commit_into_journal(r.state, b->next, packs, lists, taken, r.defer_sync)) return false;
   for (const auto& docs : b->pipeline->kept_docs()) keep_docs(b->dir, b->next, docs);
   // What the indexers took in is in the new segments now.
   drop_replaced(b->dir, r.current, b->next);
@@ -464,6 +465,7 @@ static std::unique_ptr<scipis_build> start_refresh(const std::string& d, const s
   rs.current = *current;
   rs.current_gen = current->gen_dir(d);
   rs.state = std::move(state);
+  rs.defer_sync = (flags & SCIPIS_REFRESH_DEFER_SYNC) != 0;
   rs.scope = scope;
   b->cfg.rules.known = &rs.catalog;
   b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart
