@@ -123,6 +123,12 @@ scipis_build *scipis_build_start(const char *dir, const char *root,
  * before it holds, or once the first unsynced record is a second old.
  */
 #define SCIPIS_REFRESH_DEFER_SYNC 8
+/*
+ * A refresh of the whole tree leaves fresh_as_of as it was: its caller
+ * knows it may not have seen every change (a watcher's poll that lists
+ * only changed directories).
+ */
+#define SCIPIS_REFRESH_KEEP_FRESH 16
 /* Tests: the build stops (as if canceled) after n marks, n < 65536. */
 #define SCIPIS_BUILD_STOP_AFTER_MARKS(n) ((int) ((unsigned) (n) << 8))
 scipis_build *scipis_build_start_ex(const char *dir, const char *root,

@@ -131,6 +131,20 @@ PGDLLEXPORT void scipis_job_worker_main(Datum arg);
 /* watcher.c */
 extern bool scipis_watch_test_overflow;
 extern int	scipis_watch_garbage_merge_ms;
+/* watch_poll.c: scipis.watch_method, scipis.watch_poll_interval. */
+typedef enum ScipisWatchMethod
+{
+	SCIPIS_WATCH_AUTO,			/* poll on the file systems below, inotify elsewhere */
+	SCIPIS_WATCH_INOTIFY,
+	SCIPIS_WATCH_POLL
+} ScipisWatchMethod;
+extern int	scipis_watch_method;
+extern int	scipis_watch_poll_ms;
+/*
+ * NULL when a watcher of root follows inotify; else why it polls (the file
+ * system sends no events of changes made elsewhere, or the setting says so).
+ */
+const char *scipis_watch_poll_reason(const char *root);
 /* The collection's options say "watch": true. */
 bool		scipis_watched(Jsonb *options);
 /* A watcher of the collection runs (its lock is held). */

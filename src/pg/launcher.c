@@ -38,6 +38,13 @@ bool		scipis_preloaded = false;
 #define ABSENT_RETRY_MS 60000
 #define MAX_DATABASES 256
 
+static const struct config_enum_entry watch_methods[] = {
+	{"auto", SCIPIS_WATCH_AUTO, false},
+	{"inotify", SCIPIS_WATCH_INOTIFY, false},
+	{"poll", SCIPIS_WATCH_POLL, false},
+	{NULL, 0, false}
+};
+
 void
 scipis_jobs_init(void)
 {
@@ -58,6 +65,14 @@ scipis_jobs_init(void)
 	DefineCustomIntVariable("scipis.watch_garbage_merge_interval",
 							"Under unbroken churn, a watcher merges away tombstoned documents beside its refreshes at most this often.",
 							NULL, &scipis_watch_garbage_merge_ms, 120000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomEnumVariable("scipis.watch_method",
+							 "How a watcher follows its tree: auto (polls on network and parallel file systems, inotify elsewhere), inotify or poll; read when the watcher starts.",
+							 NULL, &scipis_watch_method, SCIPIS_WATCH_AUTO, watch_methods,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("scipis.watch_poll_interval",
+							"How often a watcher that polls refreshes its tree.",
+							NULL, &scipis_watch_poll_ms, 10000, 100, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("scipis.watch_test_overflow",
 							 "Tests: watchers treat every batch of events as a queue overflow.",

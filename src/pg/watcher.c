@@ -7,7 +7,8 @@
  * watched, leads to a refresh of the whole tree (and, while watches are
  * missing, to one every scipis.watch_rescan), never to a missed change.
  * fanotify's file-system marks need CAP_SYS_ADMIN, which the server does not
- * have; file systems without notification use refresh_interval.
+ * have. A tree on a file system that sends no events of changes made on
+ * other hosts (watch_poll.c) is polled instead (poll_tree).
  */
 #include "jobs.h"
 
@@ -50,6 +51,7 @@ static void stop_merge(int code, Datum arg);
 #define RETRY_MS 5000			/* after a refresh that failed */
 #define MAX_PATHS 10000			/* more paths in a batch: the whole tree instead */
 #define QUIET_MS 5000			/* no event this long: the tree is quiet */
+#define POLL_FULL_EVERY 6		/* a polling watcher stats every file at every 6th poll */
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 					IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
 					IN_ONLYDIR | IN_EXCL_UNLINK)
@@ -71,6 +73,8 @@ typedef struct Watcher
 	MemoryContext row_cxt;		/* the collection's row, read again each CHECK_MS */
 	bool		missing;		/* some directory is not watched */
 	bool		full;			/* the batch needs the whole tree */
+	bool		poll;			/* the tree is polled (poll_tree) */
+	bool		skip_dirs;		/* this poll lists changed directories only */
 	const char *why;			/* why (shown in pg_stat_activity) */
 	char	  **paths;			/* the batch's paths */
 	int			npaths;
@@ -510,8 +514,10 @@ refresh(Watcher *w, int64 as_of)
 	if (!scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id))
 		return 0;
 	load_options(w, &opts);
+	/* A poll that lists changed directories only may miss bytes changed in place. */
 	b = scipis_refresh_start(w->dir, w->c.root, &opts, w->full ? NULL : (const char *const *) w->paths,
-							 w->full ? 0 : w->npaths, 0, &err);
+							 w->full ? 0 : w->npaths,
+							 w->skip_dirs ? SCIPIS_REFRESH_SKIP_DIRS | SCIPIS_REFRESH_KEEP_FRESH : 0, &err);
 	if (b != NULL)
 	{
 		while (!scipis_build_wait(b, 100))
@@ -528,7 +534,7 @@ refresh(Watcher *w, int64 as_of)
 		}
 	}
 	ok = b != NULL && scipis_build_finish(b, &stats, &err) == 0 &&
-		scipis_mark_fresh(w->dir, as_of, &err) == 0;
+		(w->skip_dirs || scipis_mark_fresh(w->dir, as_of, &err) == 0);
 	if (ok)
 	{
 		ereport(DEBUG1,
@@ -541,6 +547,8 @@ refresh(Watcher *w, int64 as_of)
 								 (unsigned long long) stats.bytes_read,
 								 (unsigned long long) w->segments, (unsigned long long) stats.segments)));
 		w->segments = stats.segments;
+		if (w->poll && stats.files_added + stats.files_changed + stats.files_appended + stats.files_deleted > 0)
+			w->last_event = GetCurrentTimestamp();
 		merge(w, &opts);
 	}
 	scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
@@ -555,6 +563,80 @@ refresh(Watcher *w, int64 as_of)
 										: psprintf("%d paths", w->npaths),
 										(unsigned long long) (stats.files_added + stats.files_changed)));
 	return ok ? 1 : -1;
+}
+
+/*
+ * The watcher of a tree whose file system sends no events (or with
+ * scipis.watch_method = poll): a whole-tree refresh every
+ * scipis.watch_poll_interval that lists only the directories changed since
+ * the last walk and stats only the files in those (as plocate and GUFI
+ * rescan), and at every POLL_FULL_EVERY-th poll one that stats every file
+ * (bytes changed in place change no directory). fresh_as_of moves with
+ * those only. Merges as after any refresh.
+ */
+static void
+poll_tree(Watcher *w, int64 id, const char *why)
+{
+	TimestampTz last_poll = 0,
+				last_check = 0;
+	uint64		polls = 0;
+	bool		initial = true;
+
+	ereport(LOG,
+			(errmsg("scipis: the watcher of \"%s\" polls its tree every %d ms: %s",
+					w->c.name, scipis_watch_poll_ms, why)));
+	w->poll = true;
+	for (;;)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		long		timeout;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (TimestampDifferenceExceeds(last_check, now, CHECK_MS))
+		{
+			if (!reload(w, id))
+				proc_exit(0);
+			last_check = now;
+		}
+		if (initial || TimestampDifferenceExceeds(last_poll, now, scipis_watch_poll_ms))
+		{
+			int			done;
+
+			w->full = true;
+			w->skip_dirs = !initial && !w->follow && polls % POLL_FULL_EVERY != 0;
+			w->why = initial ? "start" : w->skip_dirs ? "poll of changed directories" : "poll of every file";
+			done = refresh(w, now_ns());
+			w->skip_dirs = false;
+			if (done <= 0)
+			{
+				/* A job holds the collection, or the refresh failed: later. */
+				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 done == 0 ? SETTLE_MS : RETRY_MS, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+				continue;
+			}
+			w->full = false;
+			initial = false;
+			polls++;
+			last_poll = now;
+		}
+		else if (w->merge != NULL && scipis_lock_try(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id))
+		{
+			merge_commit(w);
+			scipis_lock_release(SCIPIS_LOCK_COLLECTION, MyDatabaseId, (uint32) w->c.id);
+		}
+		/* Awake often enough to commit a merge that ended between polls. */
+		timeout = Min(Max(1, scipis_watch_poll_ms - (long) ((GetCurrentTimestamp() - last_poll) / 1000)),
+					  IDLE_MARK_MS);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
 }
 
 void
@@ -596,6 +678,15 @@ scipis_watcher_main(Datum arg)
 	w.watches = hash_create("scipis watches", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	before_shmem_exit(stop_merge, PointerGetDatum(&w));
 	w.garbage_merge_at = GetCurrentTimestamp();	/* the first renumbering merge an interval later */
+	{
+		const char *why = scipis_watch_poll_reason(w.c.root);
+
+		if (why != NULL)
+		{
+			pgstat_report_activity(STATE_RUNNING, psprintf("scipis watcher %s: polling", w.c.name));
+			poll_tree(&w, id, why);
+		}
+	}
 	w.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w.fd < 0)
 		ereport(ERROR,

@@ -53,6 +53,8 @@ struct RefreshState {
   bool on_merged = false;
   // SCIPIS_REFRESH_DEFER_SYNC: its journal record may stay unsynced.
   bool defer_sync = false;
+  // SCIPIS_REFRESH_KEEP_FRESH: fresh_as_of is left as it was.
+  bool keep_fresh = false;
 };
 
 struct scipis_build {

@@ -399,7 +399,7 @@ void refresh_commit(scipis_build* b, scipis_build_stats* stats) {
     if (b->dirs && !r.state.lists.contains(kDirsFile))
       replace_file_atomic(r.current_gen + "/" + kDirsFile, b->dirs->encode(b->rules_id));
   }
-  if (r.scope.empty()) write_fresh_as_of(b->dir, b->started_ns);
+  if (r.scope.empty() && !r.keep_fresh) write_fresh_as_of(b->dir, b->started_ns);
   const Manifest& now = changed ? m : r.current;
   const auto& t = b->pipeline->totals();
   stats->files = now.files;
@@ -466,6 +466,7 @@ static std::unique_ptr<scipis_build> start_refresh(const std::string& d, const s
   rs.current_gen = current->gen_dir(d);
   rs.state = std::move(state);
   rs.defer_sync = (flags & SCIPIS_REFRESH_DEFER_SYNC) != 0;
+  rs.keep_fresh = (flags & SCIPIS_REFRESH_KEEP_FRESH) != 0;
   rs.scope = scope;
   b->cfg.rules.known = &rs.catalog;
   b->cfg.tfidf_start = scope.empty() ? kRefreshTableStart
