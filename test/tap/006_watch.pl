@@ -15,18 +15,16 @@ use Test::More;
 use File::Path qw(make_path remove_tree);
 use File::Copy qw(move);
 use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::Bin;
+use WatchedTree;
 
 my $tree = PostgreSQL::Test::Utils::tempdir();
+my $t = WatchedTree->new($tree, 'w');
 make_path("$tree/a/b", "$tree/c");
-sub put {
-	my ($path, $text, $mode) = @_;
-	open(my $fh, $mode // '>', "$tree/$path") or die "$path: $!";
-	print $fh $text;
-	close $fh;
-}
-put("a/one.log", "alpha beta\n");
-put("a/b/two.log", "beta gamma\n");
-put("c/three.txt", "gamma delta\n");
+$t->put("a/one.log", "alpha beta\n");
+$t->put("a/b/two.log", "beta gamma\n");
+$t->put("c/three.txt", "gamma delta\n");
 
 my $node = PostgreSQL::Test::Cluster->new('watch');
 $node->init;
@@ -34,6 +32,7 @@ $node->append_conf('postgresql.conf', "shared_preload_libraries = 'scipis'\n"
 	  . "scipis.scheduler_naptime = '200ms'\nmax_worker_processes = 16\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION scipis');
+$t->{node} = $node;
 $node->safe_psql('postgres', "SELECT scipis_create_collection('w', '$tree', '{\"watch\": true}')");
 ok($node->poll_query_until('postgres', "SELECT fresh_as_of IS NOT NULL FROM scipis_collections WHERE name = 'w'"),
 	'the watcher indexed the tree');
@@ -41,63 +40,40 @@ ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'scipis watcher'"),
 	'one watcher runs');
 
-# The answers of the watched collection and of one built afresh now.
-my $n = 0;
-sub same_as_fresh {
-	my ($what) = @_;
-	my $t0 = time();
-	is($node->safe_psql('postgres', "SELECT scipis_wait_fresh('w', now(), '60 s')"), 't',
-		"$what: scipis_wait_fresh returned true");
-	my $waited = time() - $t0;
-	$n++;
-	$node->safe_psql('postgres', "SELECT scipis_create_collection('f$n', '$tree')");
-	$node->safe_psql('postgres', "SELECT files FROM scipis_index('f$n')");
-	my $q = "SELECT coalesce(string_agg(replace(path, '$tree', '') || ' ' || round(score::numeric, 9), ',' ORDER BY path), '')"
-	  . " FROM scipis_search('alpha beta gamma delta epsilon zeta omega', '%s', k => NULL)";
-	my $files = "SELECT coalesce(string_agg(replace(path, '$tree', '') || ' ' || size, ',' ORDER BY path), '')"
-	  . " FROM scipis_files WHERE collection = '%s'";
-	is($node->safe_psql('postgres', sprintf($q, 'w')), $node->safe_psql('postgres', sprintf($q, "f$n")),
-		"$what: searches answer as a fresh build");
-	is($node->safe_psql('postgres', sprintf($files, 'w')), $node->safe_psql('postgres', sprintf($files, "f$n")),
-		"$what: the file list is the tree's");
-	$node->safe_psql('postgres', "SELECT scipis_drop_collection('f$n')");
-	note(sprintf("%s: fresh after %.3f s", $what, $waited));
-}
-
-same_as_fresh('start');
-put("a/new.log", "epsilon new\n");
-same_as_fresh('create');
-put("a/one.log", "zeta appended\n", '>>');
-same_as_fresh('append');
-put("c/three.txt", "omega omega\n");
-same_as_fresh('overwrite');
+$t->same_as_fresh('start');
+$t->put("a/new.log", "epsilon new\n");
+$t->same_as_fresh('create');
+$t->put("a/one.log", "zeta appended\n", '>>');
+$t->same_as_fresh('append');
+$t->put("c/three.txt", "omega omega\n");
+$t->same_as_fresh('overwrite');
 truncate("$tree/a/one.log", 6) or die;
-same_as_fresh('truncate');
+$t->same_as_fresh('truncate');
 move("$tree/a/new.log", "$tree/c/moved.log") or die;
-same_as_fresh('rename');
+$t->same_as_fresh('rename');
 unlink("$tree/a/b/two.log") or die;
-same_as_fresh('delete');
+$t->same_as_fresh('delete');
 make_path("$tree/d/e");
-put("d/e/deep.log", "delta deep\n");
-same_as_fresh('mkdir');
+$t->put("d/e/deep.log", "delta deep\n");
+$t->same_as_fresh('mkdir');
 move("$tree/d", "$tree/a/d2") or die;
-same_as_fresh('rename a directory');
-put("a/d2/e/later.log", "omega later\n");
-same_as_fresh('a file in the renamed directory');
+$t->same_as_fresh('rename a directory');
+$t->put("a/d2/e/later.log", "omega later\n");
+$t->same_as_fresh('a file in the renamed directory');
 remove_tree("$tree/c");
-same_as_fresh('rmdir');
+$t->same_as_fresh('rmdir');
 
 # Many small refreshes: their segments are merged beside the refreshes
 # that follow (and committed when the watcher is idle), so they do not
 # pile up, and the answers stay a fresh build's.
 for my $i (1 .. 30) {
-	put("a/many-$i.log", "epsilon many $i\n");
-	put("a/one.log", "zeta $i\n", '>>');
+	$t->put("a/many-$i.log", "epsilon many $i\n");
+	$t->put("a/one.log", "zeta $i\n", '>>');
 	is($node->safe_psql('postgres', "SELECT scipis_wait_fresh('w', now(), '60 s')"), 't', "small change $i is fresh");
 }
 ok($node->poll_query_until('postgres', "SELECT segments < 10 FROM scipis_collections WHERE name = 'w'"),
 	'segments of 30 refreshes were merged');
-same_as_fresh('merged beside the refreshes');
+$t->same_as_fresh('merged beside the refreshes');
 
 # Under unbroken churn the watcher merges tombstoned documents away
 # beside its refreshes (scipis.watch_garbage_merge_interval, shortened
@@ -111,12 +87,12 @@ my ($renumbered, $round) = (0, 0);
 my $deadline = time() + 120;
 while (!$renumbered && time() < $deadline) {
 	$round++;
-	put("a/rewritten-" . ($round % 5) . ".log", "eta rewritten $round " . ("theta " x 50) . "\n");
+	$t->put("a/rewritten-" . ($round % 5) . ".log", "eta rewritten $round " . ("theta " x 50) . "\n");
 	usleep(100_000);
 	$renumbered = slurp_file($node->logfile, $log_at) =~ /renumbered \d+ segments beside its refreshes/;
 }
 ok($renumbered, "a merge renumbered beside the refreshes under churn ($round rewrites)");
-same_as_fresh('renumbered beside the refreshes');
+$t->same_as_fresh('renumbered beside the refreshes');
 
 # Every batch taken as an overflow: the whole tree is walked. A restart,
 # so that the watcher has the setting before the changes are made.
@@ -125,9 +101,9 @@ $node->restart;
 my $activity = "SELECT query FROM pg_stat_activity WHERE backend_type = 'scipis watcher'";
 ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($activity) a WHERE query LIKE '%(start)%'"),
 	'the watcher runs again after the restart');
-put("a/after-overflow.log", "epsilon overflow\n");
+$t->put("a/after-overflow.log", "epsilon overflow\n");
 unlink("$tree/a/d2/e/deep.log") or die;
-same_as_fresh('queue overflow');
+$t->same_as_fresh('queue overflow');
 like($node->safe_psql('postgres', $activity), qr/whole tree \(events lost\)/,
 	'the overflow was answered by a walk of the whole tree');
 

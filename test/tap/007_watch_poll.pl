@@ -13,18 +13,16 @@ use Test::More;
 use File::Path qw(make_path remove_tree);
 use File::Copy qw(move);
 use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::Bin;
+use WatchedTree;
 
 my $tree = PostgreSQL::Test::Utils::tempdir();
+my $t = WatchedTree->new($tree, 'w');
 make_path("$tree/a/b", "$tree/c");
-sub put {
-	my ($path, $text, $mode) = @_;
-	open(my $fh, $mode // '>', "$tree/$path") or die "$path: $!";
-	print $fh $text;
-	close $fh;
-}
-put("a/one.log", "alpha beta\n");
-put("a/b/two.log", "beta gamma\n");
-put("c/three.txt", "gamma delta\n");
+$t->put("a/one.log", "alpha beta\n");
+$t->put("a/b/two.log", "beta gamma\n");
+$t->put("c/three.txt", "gamma delta\n");
 
 my $node = PostgreSQL::Test::Cluster->new('watch_poll');
 $node->init;
@@ -34,63 +32,42 @@ $node->append_conf('postgresql.conf', "shared_preload_libraries = 'scipis'\n"
 $node->start;
 my $log_at = -s $node->logfile;
 $node->safe_psql('postgres', 'CREATE EXTENSION scipis');
+$t->{node} = $node;
 $node->safe_psql('postgres', "SELECT scipis_create_collection('w', '$tree', '{\"watch\": true}')");
 ok($node->poll_query_until('postgres', "SELECT fresh_as_of IS NOT NULL FROM scipis_collections WHERE name = 'w'"),
 	'the watcher indexed the tree');
 ok($node->wait_for_log(qr/the watcher of "w" polls its tree every 300 ms: scipis.watch_method is poll/, $log_at),
 	'the watcher says it polls');
 
-my $n = 0;
-sub same_as_fresh {
-	my ($what) = @_;
-	my $t0 = time();
-	is($node->safe_psql('postgres', "SELECT scipis_wait_fresh('w', now(), '60 s')"), 't',
-		"$what: scipis_wait_fresh returned true");
-	my $waited = time() - $t0;
-	$n++;
-	$node->safe_psql('postgres', "SELECT scipis_create_collection('f$n', '$tree')");
-	$node->safe_psql('postgres', "SELECT files FROM scipis_index('f$n')");
-	my $q = "SELECT coalesce(string_agg(replace(path, '$tree', '') || ' ' || round(score::numeric, 9), ',' ORDER BY path), '')"
-	  . " FROM scipis_search('alpha beta gamma delta epsilon zeta omega', '%s', k => NULL)";
-	my $files = "SELECT coalesce(string_agg(replace(path, '$tree', '') || ' ' || size, ',' ORDER BY path), '')"
-	  . " FROM scipis_files WHERE collection = '%s'";
-	is($node->safe_psql('postgres', sprintf($q, 'w')), $node->safe_psql('postgres', sprintf($q, "f$n")),
-		"$what: searches answer as a fresh build");
-	is($node->safe_psql('postgres', sprintf($files, 'w')), $node->safe_psql('postgres', sprintf($files, "f$n")),
-		"$what: the file list is the tree's");
-	$node->safe_psql('postgres', "SELECT scipis_drop_collection('f$n')");
-	note(sprintf("%s: fresh after %.3f s", $what, $waited));
-}
-
-same_as_fresh('start');
+$t->same_as_fresh('start');
 # Bytes changed in place change no directory: only a poll of every file
 # sees them, and scipis_wait_fresh waits for one.
 for my $i (1 .. 3) {
-	put("a/one.log", "zeta appended $i\n", '>>');
-	same_as_fresh("append $i");
+	$t->put("a/one.log", "zeta appended $i\n", '>>');
+	$t->same_as_fresh("append $i");
 }
-put("c/three.txt", "omega omega\n");
-same_as_fresh('overwrite in place');
-put("a/new.log", "epsilon new\n");
-same_as_fresh('create');
+$t->put("c/three.txt", "omega omega\n");
+$t->same_as_fresh('overwrite in place');
+$t->put("a/new.log", "epsilon new\n");
+$t->same_as_fresh('create');
 move("$tree/a/new.log", "$tree/c/moved.log") or die;
-same_as_fresh('rename');
+$t->same_as_fresh('rename');
 unlink("$tree/a/b/two.log") or die;
-same_as_fresh('delete');
+$t->same_as_fresh('delete');
 make_path("$tree/d/e");
-put("d/e/deep.log", "delta deep\n");
-same_as_fresh('mkdir');
+$t->put("d/e/deep.log", "delta deep\n");
+$t->same_as_fresh('mkdir');
 move("$tree/d", "$tree/a/d2") or die;
-same_as_fresh('rename a directory');
+$t->same_as_fresh('rename a directory');
 remove_tree("$tree/c");
-same_as_fresh('rmdir');
+$t->same_as_fresh('rmdir');
 
 # A new file is found by a poll of changed directories, before the next
 # poll of every file.
 my $activity = "SELECT query FROM pg_stat_activity WHERE backend_type = 'scipis watcher'";
 ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($activity) a WHERE query LIKE '%poll of changed directories%'"),
 	'the watcher polls changed directories');
-put("a/b/quick.log", "epsilon quick\n");
+$t->put("a/b/quick.log", "epsilon quick\n");
 ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM scipis_search('quick', 'w')"),
 	'a new file is found');
 
