@@ -19,21 +19,8 @@ use FindBin;
 use lib $FindBin::Bin;
 use WatchedTree;
 
-my $tree = PostgreSQL::Test::Utils::tempdir();
-my $t = WatchedTree->new($tree, 'w');
-make_path("$tree/a/b", "$tree/c");
-$t->put("a/one.log", "alpha beta\n");
-$t->put("a/b/two.log", "beta gamma\n");
-$t->put("c/three.txt", "gamma delta\n");
-
-my $node = PostgreSQL::Test::Cluster->new('watch');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'scipis'\n"
-	  . "scipis.scheduler_naptime = '200ms'\nmax_worker_processes = 16\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION scipis');
-$t->{node} = $node;
-$node->safe_psql('postgres', "SELECT scipis_create_collection('w', '$tree', '{\"watch\": true}')");
+my $t = WatchedTree->start('watch');
+my ($node, $tree) = @$t{qw(node tree)};
 ok($node->poll_query_until('postgres', "SELECT fresh_as_of IS NOT NULL FROM scipis_collections WHERE name = 'w'"),
 	'the watcher indexed the tree');
 ok($node->poll_query_until('postgres',

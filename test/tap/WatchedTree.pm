@@ -4,8 +4,33 @@
 package WatchedTree;
 use strict;
 use warnings;
+use File::Path qw(make_path);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
+
+# A tree of three files in a/, a/b/ and c/, a cluster (name, with conf
+# added to scipis preloaded) started, and the collection 'w' over the tree
+# created with "watch": true. log_at: the server log's size before that.
+sub start {
+	my ($class, $name, $conf) = @_;
+	my $t = $class->new(PostgreSQL::Test::Utils::tempdir(), 'w');
+	make_path("$t->{tree}/a/b", "$t->{tree}/c");
+	$t->put("a/one.log", "alpha beta\n");
+	$t->put("a/b/two.log", "beta gamma\n");
+	$t->put("c/three.txt", "gamma delta\n");
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'scipis'\n"
+		  . "scipis.scheduler_naptime = '200ms'\nmax_worker_processes = 16\n" . ($conf // ''));
+	$node->start;
+	$t->{node} = $node;
+	$t->{log_at} = -s $node->logfile;
+	$node->safe_psql('postgres', 'CREATE EXTENSION scipis');
+	$node->safe_psql('postgres', "SELECT scipis_create_collection('w', '$t->{tree}', '{\"watch\": true}')");
+	return $t;
+}
 
 # The tree and the watched collection's name; node, the cluster, is set
 # once it runs (files are put before).
