@@ -12,8 +12,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use File::Path qw(make_path remove_tree);
-use File::Copy qw(move);
 use Time::HiRes qw(time usleep);
 use FindBin;
 use lib $FindBin::Bin;
@@ -27,28 +25,7 @@ ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'scipis watcher'"),
 	'one watcher runs');
 
-$t->same_as_fresh('start');
-$t->put("a/new.log", "epsilon new\n");
-$t->same_as_fresh('create');
-$t->put("a/one.log", "zeta appended\n", '>>');
-$t->same_as_fresh('append');
-$t->put("c/three.txt", "omega omega\n");
-$t->same_as_fresh('overwrite');
-truncate("$tree/a/one.log", 6) or die;
-$t->same_as_fresh('truncate');
-move("$tree/a/new.log", "$tree/c/moved.log") or die;
-$t->same_as_fresh('rename');
-unlink("$tree/a/b/two.log") or die;
-$t->same_as_fresh('delete');
-make_path("$tree/d/e");
-$t->put("d/e/deep.log", "delta deep\n");
-$t->same_as_fresh('mkdir');
-move("$tree/d", "$tree/a/d2") or die;
-$t->same_as_fresh('rename a directory');
-$t->put("a/d2/e/later.log", "omega later\n");
-$t->same_as_fresh('a file in the renamed directory');
-remove_tree("$tree/c");
-$t->same_as_fresh('rmdir');
+$t->every_kind_of_change();
 
 # Many small refreshes: their segments are merged beside the refreshes
 # that follow (and committed when the watcher is idle), so they do not

@@ -4,7 +4,8 @@
 package WatchedTree;
 use strict;
 use warnings;
-use File::Path qw(make_path);
+use File::Copy qw(move);
+use File::Path qw(make_path remove_tree);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -67,6 +68,36 @@ sub same_as_fresh {
 		"$what: the file list is the tree's");
 	$node->safe_psql('postgres', "SELECT scipis_drop_collection('$fresh')");
 	note(sprintf("%s: fresh after %.3f s", $what, $waited));
+}
+
+# Each kind of change, one at a time, each checked by same_as_fresh:
+# create, append, overwrite, truncate, rename, delete, mkdir with files, a
+# directory renamed and a file put in it, rmdir.
+sub every_kind_of_change {
+	my ($self) = @_;
+	my $tree = $self->{tree};
+	$self->same_as_fresh('start');
+	$self->put("a/new.log", "epsilon new\n");
+	$self->same_as_fresh('create');
+	$self->put("a/one.log", "zeta appended\n", '>>');
+	$self->same_as_fresh('append');
+	$self->put("c/three.txt", "omega omega\n");
+	$self->same_as_fresh('overwrite');
+	truncate("$tree/a/one.log", 6) or die;
+	$self->same_as_fresh('truncate');
+	move("$tree/a/new.log", "$tree/c/moved.log") or die;
+	$self->same_as_fresh('rename');
+	unlink("$tree/a/b/two.log") or die;
+	$self->same_as_fresh('delete');
+	make_path("$tree/d/e");
+	$self->put("d/e/deep.log", "delta deep\n");
+	$self->same_as_fresh('mkdir');
+	move("$tree/d", "$tree/a/d2") or die;
+	$self->same_as_fresh('rename a directory');
+	$self->put("a/d2/e/later.log", "omega later\n");
+	$self->same_as_fresh('a file in the renamed directory');
+	remove_tree("$tree/c");
+	$self->same_as_fresh('rmdir');
 }
 
 1;
