@@ -23,6 +23,7 @@ namespace scipis {
 namespace {
 
 std::atomic<bool> journal_on{true};
+std::atomic<int64_t> defer_ns{kJournalDeferNs};
 constexpr uint32_t kJournalVersion = 1;
 // Table kinds: the manifest, a pack, and a list by its number below.
 constexpr uint32_t kTableManifest = 1, kTablePack = 2, kTableList = 16;
@@ -109,6 +110,8 @@ bool is_record_head(const unsigned char* h, uint64_t generation, uint64_t number
 }  // namespace
 
 void set_journal_enabled(bool on) { journal_on.store(on); }
+int64_t journal_defer_ns() { return defer_ns.load(std::memory_order_relaxed); }
+void set_journal_defer_ns(int64_t ns) { defer_ns.store(ns, std::memory_order_relaxed); }
 bool journal_enabled() { return journal_on.load(); }
 
 bool CurrentState::read_list(const char* name, std::string& out) const {

@@ -65,6 +65,10 @@ constexpr size_t kJournalUnsyncedBytes = 24;
 // the first unsynced record after the last synced one is this old: what a
 // crash of the machine can take back stays this short while refreshes go on.
 constexpr int64_t kJournalDeferNs = 1'000'000'000;
+// That age now; tests set another (a test's pace must not decide which
+// records are synced).
+int64_t journal_defer_ns();
+void set_journal_defer_ns(int64_t ns);
 // A journal longer than this, or a record larger, commits a generation;
 // so does a journal of kJournalMaxRecords (every reader's open reads each
 // record's metadata: one generation in so many keeps that short).

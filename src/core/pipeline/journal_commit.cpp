@@ -39,7 +39,7 @@ bool commit_into_journal(CurrentState& st, Manifest& m, const std::vector<Deferr
   if (may_defer_sync && st.journal_end > 0) {
     const std::optional<BootId> boot = current_boot_id();
     const int64_t now = realtime_ns();
-    if (boot && (st.unsynced_since_ns == 0 || now - st.unsynced_since_ns < kJournalDeferNs) &&
+    if (boot && (st.unsynced_since_ns == 0 || now - st.unsynced_since_ns < journal_defer_ns()) &&
         replaced_paths(st.dir, st.m, m).empty())
       unsynced = JournalUnsynced{*boot, now};
   }

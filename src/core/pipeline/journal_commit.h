@@ -27,7 +27,7 @@ struct DeferredPack {
 // large: the caller commits a generation instead. may_defer_sync: the
 // record may be left unsynced (index/journal.h) when the commit removes
 // nothing the state before it holds and the journal's first unsynced
-// record is younger than kJournalDeferNs.
+// record is younger than journal_defer_ns().
 bool commit_into_journal(CurrentState& st, Manifest& m, const std::vector<DeferredPack>& packs,
                          const std::vector<JournalPart>& lists, uint64_t replaced, bool may_defer_sync = false);
 
