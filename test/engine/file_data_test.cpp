@@ -363,12 +363,13 @@ TEST(FileData, FencesOfLongPaths) {
 TEST(FileData, SmallerThanFixedRecords) {
   // Fixed fields (six of 64 bits, three of 32: 60 bytes) and the whole
   // path per record. A restart (one record in kRestart) is coded whole,
-  // as a block's first is: these short deltas compress 2.8-fold, not 3.
+  // as a block's first is: these short deltas compress 2.3-fold, not 3
+  // (2.8-fold when one record in 16 was a restart).
   const std::vector<Rec> v = plain(1000);
   size_t fixed = kHeaderSize;
   for (const Rec& r : v) fixed += 60 + r.path.size();
   const size_t now = serialise(v).size();
-  EXPECT_LT(now * 5, fixed * 2) << now << " bytes against " << fixed;
+  EXPECT_LT(now * 20, fixed * 9) << now << " bytes against " << fixed;
 }
 
 TEST(FileDataDamage, RestartTablesWithValidChecksums) {

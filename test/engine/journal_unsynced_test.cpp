@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "index/deletes.h"
 #include "index/journal.h"
 #include "index/manifest.h"
 #include "refresh_util.h"

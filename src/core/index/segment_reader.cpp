@@ -51,6 +51,8 @@ void TfMeta::open(const TfMeta* like) {
   base_ = get_u64(p);
   groups_ = get_u32(p + 8);
   const uint64_t coded = get_u64(p + 12);
+  hot_n_ = get_u32(p + 20);
+  hot_bytes_ = get_u32(p + 24);
   const char* const tables = bytes_.data() + kHeaderSize + kTfMetaHead;
   if (like && like->codes_->same_tables(tables)) {
     codes_ = like->codes_;
@@ -62,15 +64,25 @@ void TfMeta::open(const TfMeta* like) {
   // Sizes checked against the file before anything is sized by them.
   const size_t room = bytes_.size() - kHeaderSize - fixed;
   const size_t chunks = (groups_ + kIndexChunk - 1) / kIndexChunk;
+  const size_t hot_chunks = (hot_n_ + kIndexChunk - 1) / kIndexChunk;
+  // Each term is hot at most once, with at most kMaxTermBytes bytes.
+  if (hot_n_ > h.count || hot_bytes_ > hot_n_ * kMaxTermBytes || hot_bytes_ < hot_n_)
+    fail_corrupt(path_, "bad hot term count");
+  const size_t hot = hot_n_ * kHotEntry + 4 * hot_chunks + hot_bytes_;
   if (groups_ > room / kTermGroupEntry || h.count > uint64_t{groups_} * kTermGroup ||
       h.count + kTermGroup <= uint64_t{groups_} * kTermGroup ||
-      coded != room - groups_ * kTermGroupEntry - 4 * chunks)
+      room - groups_ * kTermGroupEntry < 4 * chunks + hot ||
+      coded != room - groups_ * kTermGroupEntry - 4 * chunks - hot)
     fail_corrupt(path_, "term groups exceed the file");
   count_ = static_cast<size_t>(h.count);
   index_ = kHeaderSize + fixed;
   entries_ = index_ + groups_ * kTermGroupEntry + 4 * chunks;
-  entries_end_ = bytes_.size();
+  entries_end_ = entries_ + coded;
+  hot_ = entries_end_;
+  hot_crcs_ = hot_ + hot_n_ * kHotEntry;
+  hot_terms_ = hot_crcs_ + 4 * hot_chunks;
   chunk_ok_.assign((chunks + 63) / 64, 0);
+  hot_ok_.assign((hot_chunks + 63) / 64, 0);
 }
 
 void TfMeta::check_chunk(size_t c) const {
@@ -174,8 +186,85 @@ void TfMeta::scan(size_t g, F&& f) const {
   if (small_at != data + small || !in.at_end()) fail_corrupt(path_, "bad term group");
 }
 
+void TfMeta::check_hot_chunk(size_t c) const {
+  if (hot_ok_[c / 64] >> (c % 64) & 1) return;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
+  const size_t i = c * kIndexChunk, n = std::min(kIndexChunk, hot_n_ - i);
+  // The chunk's terms' bytes run to where the next chunk's first begins
+  // (a damaged bound fails the crc).
+  const size_t at = get_u32(p + hot_ + i * kHotEntry + 24);
+  const size_t end = i + n < hot_n_ ? get_u32(p + hot_ + (i + n) * kHotEntry + 24) : hot_bytes_;
+  if (at > end || end > hot_bytes_ ||
+      crc32c(p + hot_terms_ + at, end - at, crc32c(p + hot_ + i * kHotEntry, n * kHotEntry)) !=
+          get_u32(p + hot_crcs_ + 4 * c))
+    fail_corrupt(path_, "checksum mismatch in the hot terms");
+  for (size_t k = i; k < i + n; k++) {
+    const size_t a = get_u32(p + hot_ + k * kHotEntry + 24);
+    const size_t b = k + 1 < i + n ? get_u32(p + hot_ + (k + 1) * kHotEntry + 24) : end;
+    if (a >= b || b - a > kMaxTermBytes || (k > i && a < get_u32(p + hot_ + (k - 1) * kHotEntry + 24)))
+      fail_corrupt(path_, "bad hot term");
+  }
+  hot_ok_[c / 64] |= uint64_t{1} << (c % 64);
+}
+
+uint32_t TfMeta::hot_hash(size_t i) const {
+  check_hot_chunk(i / kIndexChunk);
+  return get_u32(reinterpret_cast<const unsigned char*>(bytes_.data()) + hot_ + i * kHotEntry);
+}
+
+size_t TfMeta::hot_term_at(size_t i) const {
+  if (i == hot_n_) return hot_bytes_;
+  // The next chunk's first entry bounded this chunk's bytes when it was
+  // checked.
+  if (i % kIndexChunk) check_hot_chunk(i / kIndexChunk);
+  return get_u32(reinterpret_cast<const unsigned char*>(bytes_.data()) + hot_ + i * kHotEntry + 24);
+}
+
+std::optional<TermRef> TfMeta::find_hot(std::string_view term) const {
+  const uint32_t h = static_cast<uint32_t>(dict_hash(term) >> 32);
+  size_t lo = 0, hi = hot_n_;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (hot_hash(mid) < h)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
+  for (; lo < hot_n_ && hot_hash(lo) == h; lo++) {
+    const size_t at = hot_term_at(lo), end = hot_term_at(lo + 1);
+    if (std::string_view(bytes_.data() + hot_terms_ + at, end - at) != term) continue;
+    const unsigned char* e = p + hot_ + lo * kHotEntry;
+    TermRef r{};
+    r.base = base_;
+    r.offset = get_u64(e + 4);
+    r.len = get_u32(e + 12);
+    r.df = get_u32(e + 16);
+    const size_t g = get_u32(e + 20);
+    if (r.df < 2 || g >= groups_ || r.offset > (uint64_t{1} << 48)) fail_corrupt(path_, "bad hot term");
+    if (r.df <= kSmallRegion) {
+      // Read with its group's small regions, as scan() gives it.
+      check_chunk(g / kIndexChunk);
+      const unsigned char* ge = p + index_ + g * kTermGroupEntry;
+      const uint64_t data = get_u64(ge + 16), small = get_u32(ge + 24);
+      if (r.len < 3 || r.offset < data || r.offset - data > small || r.len > data + small - r.offset)
+        fail_corrupt(path_, "bad posting region length");
+      r.span_offset = data;
+      r.span_len = small + 4;
+    } else if (r.len < 8) {
+      fail_corrupt(path_, "bad posting region length");
+    }
+    return r;
+  }
+  return std::nullopt;
+}
+
 std::optional<TermRef> TfMeta::find(std::string_view term) const {
   if (term.empty() || term.size() > kMaxTermBytes || groups_ == 0) return std::nullopt;
+  if (hot_n_) {
+    // A hot term is also in its group: found here, it is found.
+    if (auto r = find_hot(term)) return r;
+  }
   // The last group whose first term is at or before the one sought.
   const uint64_t w = word_of(term);
   size_t lo = 0, hi = groups_;

@@ -70,6 +70,11 @@ class TfMeta {
   uint64_t key_of(size_t g) const;
   void check_chunk(size_t c) const;
   std::string first_term(size_t g) const;
+  // The hot terms (segment_format.h): term, if it is one.
+  std::optional<TermRef> find_hot(std::string_view term) const;
+  void check_hot_chunk(size_t c) const;
+  uint32_t hot_hash(size_t i) const;
+  size_t hot_term_at(size_t i) const;
   // Decodes group g (its crc checked) and calls f(term, ref) for each
   // entry until f returns true.
   template <typename F>
@@ -83,6 +88,8 @@ class TfMeta {
   uint64_t base_ = 0;
   size_t index_ = 0, entries_ = 0, entries_end_ = 0;  // in bytes_
   mutable std::vector<uint64_t> chunk_ok_;  // a bit per index chunk
+  size_t hot_n_ = 0, hot_ = 0, hot_crcs_ = 0, hot_terms_ = 0, hot_bytes_ = 0;  // in bytes_
+  mutable std::vector<uint64_t> hot_ok_;  // a bit per chunk of hot terms
   // Groups whose crc matched, direct-mapped (g + 1 at g % kCheckedGroups):
   // every lookup's binary search passes the same few groups near the top
   // of its tree, and a bit per group would grow with the dictionary.

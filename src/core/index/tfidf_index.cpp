@@ -55,12 +55,51 @@ size_t data_reserve(size_t terms, size_t postings) {
   // by one (49 bytes of skip entry, widths and crc), its df and crc take 14.
   return kHeaderSize + terms * (14 + 49) + postings * (8 + 4) + postings / kBlockPostings * 49;
 }
+// The most hot terms of a split of this many terms, and their bytes.
+size_t hot_bound(size_t terms) { return terms / kHotShare; }
+size_t hot_bytes_bound(size_t terms, size_t term_bytes) {
+  return std::min(term_bytes, hot_bound(terms) * kMaxTermBytes);
+}
 size_t meta_reserve(size_t terms, size_t term_bytes) {
   // Head, code tables; per group its index entry and a share of a chunk
-  // crc.
+  // crc; the hot terms, each with a share of a chunk crc, and their bytes.
   const size_t groups = (terms + kTermGroup - 1) / kTermGroup;
   return kHeaderSize + kTfMetaHead + kCodeTableBytes + groups * (kTermGroupEntry + 4) +
-         DictEncoder::bound(terms, term_bytes);
+         DictEncoder::bound(terms, term_bytes) + hot_bound(terms) * (kHotEntry + 4) +
+         hot_bytes_bound(terms, term_bytes);
+}
+
+// A split's hot df: the least df >= 2 that leaves at most n / kHotShare of
+// its terms at or above it (past every df: none is hot).
+template <typename Counts>
+uint64_t hot_df(const Counts* c, size_t n) {
+  const size_t cap = hot_bound(n);
+  constexpr uint32_t kHist = 4096;
+  uint32_t hist[kHist + 1] = {};  // [kHist]: kHist or more
+  uint32_t most = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (c[i].df >= 2) hist[std::min(c[i].df, kHist)]++;
+    most = std::max(most, c[i].df);
+  }
+  size_t above = hist[kHist];
+  if (above > cap) {
+    // More terms this frequent than the share: the threshold among them
+    // by bisection, counting a pass each (rare: it takes postings over 64
+    // times the terms).
+    uint64_t lo = kHist, hi = uint64_t{most} + 1;
+    while (hi - lo > 1) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      size_t at_least = 0;
+      for (size_t i = 0; i < n; i++) at_least += c[i].df >= mid;
+      (at_least <= cap ? hi : lo) = mid;
+    }
+    return hi;
+  }
+  for (uint32_t d = kHist - 1; d >= 2; d--) {
+    if (above + hist[d] > cap) return d + 1;
+    above += hist[d];
+  }
+  return 2;
 }
 }  // namespace
 
@@ -75,6 +114,7 @@ size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
          2 * c.terms * 2 * sizeof(uint64_t) +
          2 * (c.terms / kTermGroup + kMaxSplits) * 3 * sizeof(uint64_t) +
+         2 * hot_bound(c.terms) * sizeof(HotTerm) + 2 * hot_bytes_bound(c.terms, c.term_bytes) +
          2 * DictEncoder::notes_bound(c.terms, c.term_bytes) +
          kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
@@ -424,6 +464,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   for (size_t s = 0; s < sf; s++) all_bytes += split_bytes[s];
   dict_.reset(n, all_bytes);
   group_data_.clear();
+  hot_.clear();
+  hot_bytes_.clear();
+  std::vector<size_t> split_hot0(size_t{sf} + 1, 0);  // first hot term of each split
   std::vector<size_t> split_group0(size_t{sf} + 1, 0);  // first group of each split
   std::vector<uint64_t> split_end(sf, 0);                // data offset after its regions
   for (size_t s = 0; s < sf; s++) {
@@ -455,8 +498,10 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
                               len);
     };
     const size_t groups = (count + kTermGroup - 1) / kTermGroup;
+    const uint64_t hot_from = hot_df(counts, count);
+    split_hot0[s] = hot_.size();
     // First the posting regions, group by group, noting each entry's code
-    // and x.
+    // and x, and the hot terms.
     entry_code_.resize(count);
     entry_x_.resize(count);
     const size_t gbase = group_data_.size() / 2;
@@ -507,6 +552,15 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
           entry_code_[g0 + j] = uint64_t{e->df} << 1;
           entry_x_[g0 + j] = static_cast<uint64_t>(out - start);
           blocks++;
+          if (e->df >= hot_from && static_cast<size_t>(out - start) <= UINT32_MAX) {
+            const std::string_view t = term_at(g0 + j);
+            const size_t at = hot_bytes_.size();
+            hot_bytes_.insert(hot_bytes_.end(), t.begin(), t.end());
+            hot_.push_back(HotTerm{dict_hash(std::string_view(hot_bytes_.data() + at, t.size())),
+                                   static_cast<uint64_t>(start - base), static_cast<uint32_t>(out - start),
+                                   e->df, static_cast<uint32_t>(g), static_cast<uint32_t>(at),
+                                   static_cast<uint8_t>(t.size())});
+          }
         }
       }
     }
@@ -526,6 +580,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   if (dict_.finish_counts(tables) != tables + kCodeTableBytes)
     fail(SCIPIS_E_INTERNAL, "TF-IDF dictionary code tables have the wrong size");
   split_group0[sf] = group_data_.size() / 2;
+  split_hot0[sf] = hot_.size();
   for (size_t s = 0; s < sf; s++) {
     const size_t count = per_split[s + 1] - per_split[s];
     const size_t gbase = split_group0[s], groups = split_group0[s + 1] - gbase;
@@ -535,8 +590,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     // Head and tables, the group index (filled as the groups are coded),
     // its chunks' crcs, the coded groups.
     char* const head = write_u32(write_u64(body, base_seq), static_cast<uint32_t>(groups));
-    std::memcpy(head + 8, tables, kCodeTableBytes);
-    char* const index = head + 8 + kCodeTableBytes;
+    std::memcpy(head + 16, tables, kCodeTableBytes);
+    char* const index = head + 16 + kCodeTableBytes;
     const size_t chunks = (groups + kIndexChunk - 1) / kIndexChunk;
     char* const entries = index + groups * kTermGroupEntry + 4 * chunks;
     char* w = entries;
@@ -558,6 +613,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
                 crc32c(index + c * kIndexChunk * kTermGroupEntry, n * kTermGroupEntry));
     }
     write_u64(head, static_cast<uint64_t>(w - entries));
+    w = write_hot(w, split_hot0[s], split_hot0[s + 1], head + 8);
     m.trim(static_cast<size_t>(w - m.data()));
     FileHeader mh;
     mh.aux = static_cast<uint32_t>(s);
@@ -573,6 +629,36 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   std::string header;
   put_header(header, kMagicTfData, h);
   std::memcpy(data.data(), header.data(), kHeaderSize);
+}
+
+char* TfIdfIndex::write_hot(char* out, size_t from, size_t to, char* head) const {
+  auto term = [&](const HotTerm& h) { return std::string_view(hot_bytes_.data() + h.bytes_at, h.term_len); };
+  std::sort(hot_.begin() + static_cast<ptrdiff_t>(from), hot_.begin() + static_cast<ptrdiff_t>(to),
+            [&](const HotTerm& a, const HotTerm& b) {
+              return a.hash >> 32 != b.hash >> 32 ? a.hash >> 32 < b.hash >> 32 : term(a) < term(b);
+            });
+  const size_t n = to - from, chunks = (n + kIndexChunk - 1) / kIndexChunk;
+  char* const entries = out;
+  char* const crcs = entries + n * kHotEntry;
+  char* const bytes = crcs + 4 * chunks;
+  char* b = bytes;
+  for (size_t i = 0; i < n; i++) {
+    const HotTerm& h = hot_[from + i];
+    char* e = write_u64(write_u32(entries + i * kHotEntry, static_cast<uint32_t>(h.hash >> 32)), h.offset);
+    write_u32(write_u32(write_u32(write_u32(e, h.len), h.df), h.group), static_cast<uint32_t>(b - bytes));
+    const std::string_view t = term(h);
+    std::memcpy(b, t.data(), t.size());
+    b += t.size();
+  }
+  for (size_t c = 0; c < chunks; c++) {
+    const size_t i = c * kIndexChunk, k = std::min(kIndexChunk, n - i);
+    const size_t at = get_u32(reinterpret_cast<const unsigned char*>(entries) + i * kHotEntry + 24);
+    const size_t end = i + k < n ? get_u32(reinterpret_cast<const unsigned char*>(entries) + (i + k) * kHotEntry + 24)
+                                 : static_cast<size_t>(b - bytes);
+    write_u32(crcs + 4 * c, crc32c(bytes + at, end - at, crc32c(entries + i * kHotEntry, k * kHotEntry)));
+  }
+  write_u32(write_u32(head, static_cast<uint32_t>(n)), static_cast<uint32_t>(b - bytes));
+  return b;
 }
 
 void TfIdfIndex::clear(uint64_t budget) {

@@ -248,6 +248,18 @@ class TfIdfIndex {
   // A split's entries (code, x) and groups (data offset, small bytes),
   // noted while its postings are written, then coded by dict_.
   mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_, group_data_;
+  // The splits' hot terms (segment_format.h), noted as their regions are
+  // written, and their bytes.
+  struct HotTerm {
+    uint64_t hash, offset;
+    uint32_t len, df, group, bytes_at;
+    uint8_t term_len;
+  };
+  mutable std::vector<HotTerm, mem::Accounted<HotTerm>> hot_;
+  // Writes hot_[from, to) sorted at out, their count and bytes at head;
+  // returns the end.
+  char* write_hot(char* out, size_t from, size_t to, char* head) const;
+  mutable std::vector<char, mem::Accounted<char>> hot_bytes_;
   // The radix sort's copy of the keys, then a split's counts.
   mutable OutBuffer radix_tmp_;
   mutable DictEncoder dict_;
