@@ -14,6 +14,20 @@ namespace scipis {
 
 
 namespace {
+// The first of n sorted keys (key_at(i)) not below key.
+template <typename K, typename KeyAt>
+size_t first_not_below(size_t n, K key, KeyAt&& key_at) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (key_at(mid) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 // A term's first 8 bytes as a big-endian word, zero-padded: words order
 // as the terms do, or tie.
 uint64_t word_of(std::string_view t) {
@@ -222,14 +236,7 @@ size_t TfMeta::hot_term_at(size_t i) const {
 
 std::optional<TermRef> TfMeta::find_hot(std::string_view term) const {
   const uint32_t h = static_cast<uint32_t>(dict_hash(term) >> 32);
-  size_t lo = 0, hi = hot_n_;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (hot_hash(mid) < h)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo = first_not_below(hot_n_, h, [&](size_t i) { return hot_hash(i); });
   const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
   for (; lo < hot_n_ && hot_hash(lo) == h; lo++) {
     const size_t at = hot_term_at(lo), end = hot_term_at(lo + 1);
@@ -538,14 +545,7 @@ FileMeta::FileMeta(std::string path, std::string_view b, uint64_t records) : pat
 }
 
 std::vector<uint32_t> FileMeta::find(uint64_t hash) const {
-  size_t lo = 0, hi = count_;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (hash_at(mid) < hash)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo = first_not_below(count_, hash, [&](size_t i) { return hash_at(i); });
   std::vector<uint32_t> out;
   for (; lo < count_ && hash_at(lo) == hash; lo++) out.push_back(get_u32(entries_ + 12 * lo + 8));
   return out;
