@@ -99,19 +99,13 @@ void TfMeta::open(const TfMeta* like) {
   hot_ok_.assign((hot_chunks + 63) / 64, 0);
 }
 
-void TfMeta::check_chunk(size_t c) const {
-  if (chunk_ok_[c / 64] >> (c % 64) & 1) return;
+void TfMeta::verify_chunk(size_t c) const {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
   const size_t n = std::min(kIndexChunk, groups_ - c * kIndexChunk);
   const size_t crc_at = index_ + groups_ * kTermGroupEntry + 4 * c;
   if (crc32c(p + index_ + c * kIndexChunk * kTermGroupEntry, n * kTermGroupEntry) != get_u32(p + crc_at))
     fail_corrupt(path_, "checksum mismatch in the term group index");
   chunk_ok_[c / 64] |= uint64_t{1} << (c % 64);
-}
-
-uint64_t TfMeta::key_of(size_t g) const {
-  check_chunk(g / kIndexChunk);
-  return get_u64(reinterpret_cast<const unsigned char*>(bytes_.data()) + index_ + g * kTermGroupEntry);
 }
 
 TfMeta::Group TfMeta::group(size_t g) const {
@@ -200,8 +194,7 @@ void TfMeta::scan(size_t g, F&& f) const {
   if (small_at != data + small || !in.at_end()) fail_corrupt(path_, "bad term group");
 }
 
-void TfMeta::check_hot_chunk(size_t c) const {
-  if (hot_ok_[c / 64] >> (c % 64) & 1) return;
+void TfMeta::verify_hot_chunk(size_t c) const {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
   const size_t i = c * kIndexChunk, n = std::min(kIndexChunk, hot_n_ - i);
   // The chunk's terms' bytes run to where the next chunk's first begins
@@ -219,11 +212,6 @@ void TfMeta::check_hot_chunk(size_t c) const {
       fail_corrupt(path_, "bad hot term");
   }
   hot_ok_[c / 64] |= uint64_t{1} << (c % 64);
-}
-
-uint32_t TfMeta::hot_hash(size_t i) const {
-  check_hot_chunk(i / kIndexChunk);
-  return get_u32(reinterpret_cast<const unsigned char*>(bytes_.data()) + hot_ + i * kHotEntry);
 }
 
 size_t TfMeta::hot_term_at(size_t i) const {

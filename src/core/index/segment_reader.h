@@ -67,13 +67,26 @@ class TfMeta {
     uint32_t small;
   };
   Group group(size_t g) const;
-  uint64_t key_of(size_t g) const;
-  void check_chunk(size_t c) const;
+  uint64_t key_of(size_t g) const {
+    check_chunk(g / kIndexChunk);
+    return get_u64(reinterpret_cast<const unsigned char*>(bytes_.data()) + index_ + g * kTermGroupEntry);
+  }
+  // Inline: a lookup's binary search checks a chunk at every step.
+  void check_chunk(size_t c) const {
+    if (!(chunk_ok_[c / 64] >> (c % 64) & 1)) verify_chunk(c);
+  }
+  void verify_chunk(size_t c) const;
   std::string first_term(size_t g) const;
   // The hot terms (segment_format.h): term, if it is one.
   std::optional<TermRef> find_hot(std::string_view term) const;
-  void check_hot_chunk(size_t c) const;
-  uint32_t hot_hash(size_t i) const;
+  void check_hot_chunk(size_t c) const {
+    if (!(hot_ok_[c / 64] >> (c % 64) & 1)) verify_hot_chunk(c);
+  }
+  void verify_hot_chunk(size_t c) const;
+  uint32_t hot_hash(size_t i) const {
+    check_hot_chunk(i / kIndexChunk);
+    return get_u32(reinterpret_cast<const unsigned char*>(bytes_.data()) + hot_ + i * kHotEntry);
+  }
   size_t hot_term_at(size_t i) const;
   // Decodes group g (its crc checked) and calls f(term, ref) for each
   // entry until f returns true.

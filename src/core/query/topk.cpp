@@ -20,6 +20,9 @@ namespace {
 
 constexpr double kInf = kInfScore;
 constexpr double kMargin = kBoundMargin;
+// A TF-IDF ratio this much below the k-th score's scores below it: each
+// of the few correctly rounded operations between them errs by 2^-53.
+constexpr double kRatioMargin = 1e-9;
 
 // One block of a term within one indexer: part of a segment's region, or
 // the one posting a segment's dictionary holds inline.
@@ -292,11 +295,28 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         // (the loop below, without the merge).
         if (nt == 1) {
           const Scorer& sc = score_of[0];
+          // TF-IDF grows with tf / len alone: with the heap full, a
+          // posting whose ratio is below the k-th score's, by a margin far
+          // past rounding, cannot enter, and needs no division or square
+          // root to know it.
+          const double unit = sc.qf * sc.idf;
+          const bool by_ratio = ranking != SCIPIS_BM25 && unit > 0;
+          double below = 0;  // tf < below * len: out
+          auto raise = [&] {
+            if (by_ratio && heap.size() == static_cast<size_t>(k)) {
+              const double r = heap.top().score / unit;
+              below = r * r * (1 - kRatioMargin);
+            }
+          };
+          raise();
           for (const Posting& p : win[0]) {
-            const double score = sc(p.tf, rd.len(p.seq));
+            const double len = rd.len(p.seq);
+            if (static_cast<double>(p.tf) < below * len) continue;
+            const double score = sc(p.tf, len);
             if (heap.size() == static_cast<size_t>(k) && score < heap.top().score) continue;
             if (excluded && ix.excluded(p.seq)) continue;
             offer(Ranked{score, i, p.seq});
+            raise();
           }
           win[0].clear();
         }
