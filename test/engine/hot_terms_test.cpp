@@ -48,7 +48,7 @@ std::vector<scipis::OutBuffer> zipf_flush(int sf, size_t terms, uint64_t docs, s
 }
 
 struct HotSection {
-  size_t n = 0, at = 0;  // entries, where they start
+  size_t n = 0, at = 0, dir = 0;  // entries, where they and the directory start
   std::vector<std::string> terms;
 };
 
@@ -59,8 +59,11 @@ HotSection hot_of(const std::string& m) {
   h.n = scipis::get_u32(p + scipis::kHeaderSize + 20);
   const size_t bytes = scipis::get_u32(p + scipis::kHeaderSize + 24);
   const size_t chunks = (h.n + scipis::kIndexChunk - 1) / scipis::kIndexChunk;
-  h.at = m.size() - bytes - 4 * chunks - h.n * scipis::kHotEntry;
-  const size_t terms_at = m.size() - bytes;
+  // Then the directory: a u32 per bucket, the count, a crc.
+  const size_t dir = h.n ? 4 * (scipis::hot_buckets(h.n) + 1) + 4 : 0;
+  h.at = m.size() - dir - bytes - 4 * chunks - h.n * scipis::kHotEntry;
+  const size_t terms_at = m.size() - dir - bytes;
+  h.dir = m.size() - dir;
   for (size_t i = 0; i < h.n; i++) {
     const size_t a = scipis::get_u32(p + h.at + i * scipis::kHotEntry + 24);
     const size_t b = i + 1 < h.n ? scipis::get_u32(p + h.at + (i + 1) * scipis::kHotEntry + 24) : bytes;
@@ -114,7 +117,24 @@ TEST(HotTerms, TheMostFrequentWithinTheShare) {
         EXPECT_EQ(std::set<std::string>(h.terms.begin(), h.terms.end()), want) << "split " << s;
         EXPECT_LE(h.n, cap);
         hot_total += h.n;
-        // Each found as its group gives it; ordered by hash.
+        // The directory: bucket k starts at the first entry whose hash's
+      // top bits are k or more.
+      if (h.n) {
+        const auto* p = reinterpret_cast<const unsigned char*>(m.data());
+        const size_t buckets = scipis::hot_buckets(h.n);
+        EXPECT_GE(buckets * 8, h.n);
+        EXPECT_LE(buckets * 4, std::max<size_t>(h.n, 4));
+        const unsigned bits = scipis::hot_bucket_bits(buckets);
+        for (size_t k = 0; k <= buckets; k++) {
+          size_t first = 0;
+          while (first < h.n && k > 0 &&
+                 (bits ? (scipis::dict_hash(h.terms[first]) >> 32) >> (32 - bits) : 0) < k)
+            first++;
+          if (k == buckets) first = h.n;
+          EXPECT_EQ(scipis::get_u32(p + h.dir + 4 * k), first) << "bucket " << k;
+        }
+      }
+      // Each found as its group gives it; ordered by hash.
         for (size_t i = 0; i < h.terms.size(); i++) {
           if (i) {
             EXPECT_LE(scipis::dict_hash(h.terms[i - 1]) >> 32, scipis::dict_hash(h.terms[i]) >> 32);

@@ -144,6 +144,12 @@ struct KeptArray {
   size_t cap;
 };
 thread_local KeptArray kept_arrays[kKeptArrays];
+// Readers of this thread's last queries (RegionReader::make, keep): a query
+// opens one per term and segment, 1.6 KiB each, and allocating them was a
+// tenth of a frequent term's query.
+constexpr size_t kKeptReaders = 32;
+thread_local RegionReader* kept_readers[kKeptReaders];
+thread_local size_t kept_reader_count = 0;
 thread_local size_t kept_entries = 0;
 thread_local bool kept_closed = false;
 struct KeptCleaner {
@@ -157,6 +163,8 @@ thread_local KeptCleaner kept_cleaner;
 }  // namespace
 
 void drop_kept_block_lists() {
+  // Readers first: their block lists are kept as they go.
+  while (kept_reader_count) delete kept_readers[--kept_reader_count];
   for (KeptArray& k : kept_arrays) {
     delete[] k.p;
     k = KeptArray{nullptr, 0};
@@ -199,14 +207,36 @@ void BlockList::resize(size_t n) {
 }
 
 RegionReader::RegionReader(const std::string& path, std::string_view region, uint64_t expect_df,
-                           uint64_t base, uint64_t seq_limit)
-    : path_(path), region_(region), base_(base) {
+                           uint64_t base, uint64_t seq_limit) {
+  open(path, region, expect_df, base, seq_limit);
+}
+
+void RegionReader::open(const std::string& path, std::string_view region, uint64_t expect_df, uint64_t base,
+                        uint64_t seq_limit) {
+  path_ = path;
+  region_ = region;
+  base_ = base;
+  small_n_ = 0;
   if (expect_df <= kSmallRegion) {
     read_small(expect_df, base, seq_limit);
     return;
   }
   if (!parse_skip(region, region.size(), expect_df, seq_limit))
     fail_corrupt(path, "bad posting skip entry");
+}
+
+std::unique_ptr<RegionReader> RegionReader::make(const std::string& path, std::string_view region,
+                                                 uint64_t expect_df, uint64_t base, uint64_t seq_limit) {
+  if (!kept_reader_count) return std::make_unique<RegionReader>(path, region, expect_df, base, seq_limit);
+  std::unique_ptr<RegionReader> r(kept_readers[--kept_reader_count]);
+  r->open(path, region, expect_df, base, seq_limit);
+  return r;
+}
+
+void RegionReader::keep(std::unique_ptr<RegionReader> r) {
+  if (!r || kept_closed || kept_reader_count == kKeptReaders) return;
+  kept_cleaner.armed = true;
+  kept_readers[kept_reader_count++] = r.release();
 }
 
 std::unique_ptr<RegionReader> RegionReader::from_prefix(const std::string& path, std::string_view prefix,

@@ -71,8 +71,8 @@ struct BlockInfo {
 // memory for them, cleared and then faulted in page by page, cost more
 // than the parse. Entries are not cleared: the parse sets every field. A
 // thread keeps at most 16 arrays and 2^18 entries (16 MiB) between uses.
-// Frees the arrays the calling thread keeps (the end of a task on a kept
-// engine thread, util/engine_thread.h).
+// Frees the arrays (and region readers) the calling thread keeps (the end
+// of a task on a kept engine thread, util/engine_thread.h).
 void drop_kept_block_lists();
 
 class BlockList {
@@ -113,6 +113,12 @@ class RegionReader {
   static std::unique_ptr<RegionReader> from_prefix(const std::string& path, std::string_view prefix,
                                                    uint64_t region_size, uint64_t expect_df,
                                                    uint64_t base, uint64_t seq_limit);
+  // The same, from a reader this thread kept (keep) when there is one.
+  static std::unique_ptr<RegionReader> make(const std::string& path, std::string_view region,
+                                            uint64_t expect_df, uint64_t base, uint64_t seq_limit);
+  // Keeps r for this thread's next make (up to 32; drop_kept_block_lists
+  // frees them).
+  static void keep(std::unique_ptr<RegionReader> r);
   const BlockList& blocks() const { return blocks_; }
   // Decodes block b: seqs and tfs get its count entries.
   void decode(size_t b, uint64_t* seqs, uint32_t* tfs) const;
@@ -121,6 +127,8 @@ class RegionReader {
 
  private:
   RegionReader(const std::string& path, uint64_t base) : path_(path), base_(base) {}
+  void open(const std::string& path, std::string_view region, uint64_t expect_df, uint64_t base,
+            uint64_t seq_limit);
   // false when data (the region's first bytes) ends inside the skip list.
   bool parse_skip(std::string_view data, uint64_t region_size, uint64_t expect_df, uint64_t seq_limit);
   void read_small(uint64_t df, uint64_t base, uint64_t seq_limit);

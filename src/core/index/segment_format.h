@@ -26,7 +26,10 @@
 //            region length, u32 df, u32 its group, u32 where its bytes
 //            start in the hot term bytes; a u32 crc32c per kIndexChunk
 //            entries, over those entries then their terms' bytes; then
-//            the hot term bytes, back to back. A reader searches the
+//            the hot term bytes, back to back; then, when there are hot
+//            terms, their directory: for each of hot_buckets(n) buckets
+//            (the top bits of the 32-bit hash), u32 its first entry, then
+//            u32 n, then u32 crc32c of these. A reader searches the
 //            index in place, checking a chunk of it or a group when it
 //            first reads it; a lookup tries the hot terms first, so that
 //            a frequent term is found without decoding a group.
@@ -106,6 +109,21 @@ constexpr size_t kTfMetaHead = 28;
 constexpr size_t kHotEntry = 28;
 // At most one term in this many of a split is hot.
 constexpr size_t kHotShare = 128;
+// The hot terms' directory: a power of two of buckets, about four terms
+// to a bucket (at least one bucket when there are any), and the bits of
+// the hash that name one.
+inline size_t hot_buckets(size_t n) {
+  if (n == 0) return 0;
+  size_t b = 1;
+  while (b * 2 <= n / 4) b *= 2;
+  return b;
+}
+inline unsigned hot_bucket_bits(size_t buckets) {
+  unsigned bits = 0;
+  while ((size_t{1} << bits) < buckets) bits++;
+  return bits;
+}
+inline size_t hot_dir_bytes(size_t n) { return n ? 4 * (hot_buckets(n) + 1) + 4 : 0; }
 constexpr size_t kTermGroupEntry = 28;
 constexpr size_t kIndexChunk = 64;
 constexpr size_t kFileBlock = 64;

@@ -82,7 +82,7 @@ void TfMeta::open(const TfMeta* like) {
   // Each term is hot at most once, with at most kMaxTermBytes bytes.
   if (hot_n_ > h.count || hot_bytes_ > hot_n_ * kMaxTermBytes || hot_bytes_ < hot_n_)
     fail_corrupt(path_, "bad hot term count");
-  const size_t hot = hot_n_ * kHotEntry + 4 * hot_chunks + hot_bytes_;
+  const size_t hot = hot_n_ * kHotEntry + 4 * hot_chunks + hot_bytes_ + hot_dir_bytes(hot_n_);
   if (groups_ > room / kTermGroupEntry || h.count > uint64_t{groups_} * kTermGroup ||
       h.count + kTermGroup <= uint64_t{groups_} * kTermGroup ||
       room - groups_ * kTermGroupEntry < 4 * chunks + hot ||
@@ -95,6 +95,8 @@ void TfMeta::open(const TfMeta* like) {
   hot_ = entries_end_;
   hot_crcs_ = hot_ + hot_n_ * kHotEntry;
   hot_terms_ = hot_crcs_ + 4 * hot_chunks;
+  hot_dir_ = hot_terms_ + hot_bytes_;
+  hot_bits_ = hot_bucket_bits(hot_buckets(hot_n_));
   chunk_ok_.assign((chunks + 63) / 64, 0);
   hot_ok_.assign((hot_chunks + 63) / 64, 0);
 }
@@ -224,9 +226,21 @@ size_t TfMeta::hot_term_at(size_t i) const {
 
 std::optional<TermRef> TfMeta::find_hot(std::string_view term) const {
   const uint32_t h = static_cast<uint32_t>(dict_hash(term) >> 32);
-  size_t lo = first_not_below(hot_n_, h, [&](size_t i) { return hot_hash(i); });
   const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
-  for (; lo < hot_n_ && hot_hash(lo) == h; lo++) {
+  const size_t buckets = hot_buckets(hot_n_);
+  if (!hot_dir_ok_) {
+    const size_t len = 4 * (buckets + 1);
+    if (crc32c(p + hot_dir_, len) != get_u32(p + hot_dir_ + len))
+      fail_corrupt(path_, "checksum mismatch in the hot term directory");
+    hot_dir_ok_ = true;
+  }
+  // h's bucket: its entries, a few, by hash among them.
+  const size_t b = hot_bits_ ? h >> (32 - hot_bits_) : 0;
+  size_t lo = get_u32(p + hot_dir_ + 4 * b);
+  const size_t hi = get_u32(p + hot_dir_ + 4 * (b + 1));
+  if (lo > hi || hi > hot_n_) fail_corrupt(path_, "bad hot term directory");
+  while (lo < hi && hot_hash(lo) < h) lo++;
+  for (; lo < hi && hot_hash(lo) == h; lo++) {
     const size_t at = hot_term_at(lo), end = hot_term_at(lo + 1);
     if (std::string_view(bytes_.data() + hot_terms_ + at, end - at) != term) continue;
     const unsigned char* e = p + hot_ + lo * kHotEntry;

@@ -103,6 +103,9 @@ class TfMeta {
   mutable std::vector<uint64_t> chunk_ok_;  // a bit per index chunk
   size_t hot_n_ = 0, hot_ = 0, hot_crcs_ = 0, hot_terms_ = 0, hot_bytes_ = 0;  // in bytes_
   mutable std::vector<uint64_t> hot_ok_;  // a bit per chunk of hot terms
+  size_t hot_dir_ = 0;  // in bytes_
+  unsigned hot_bits_ = 0;
+  mutable bool hot_dir_ok_ = false;
   // Groups whose crc matched, direct-mapped (g + 1 at g % kCheckedGroups):
   // every lookup's binary search passes the same few groups near the top
   // of its tree, and a bit per group would grow with the dictionary.

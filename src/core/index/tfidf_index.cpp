@@ -58,7 +58,7 @@ size_t data_reserve(size_t terms, size_t postings) {
 // The most hot terms of a split of this many terms, and their bytes.
 size_t hot_bound(size_t terms) { return terms / kHotShare; }
 size_t hot_bytes_bound(size_t terms, size_t term_bytes) {
-  return std::min(term_bytes, hot_bound(terms) * kMaxTermBytes);
+  return std::min(term_bytes, hot_bound(terms) * kMaxTermBytes) + hot_dir_bytes(hot_bound(terms));
 }
 size_t meta_reserve(size_t terms, size_t term_bytes) {
   // Head, code tables; per group its index entry and a share of a chunk
@@ -658,7 +658,19 @@ char* TfIdfIndex::write_hot(char* out, size_t from, size_t to, char* head) const
     write_u32(crcs + 4 * c, crc32c(bytes + at, end - at, crc32c(entries + i * kHotEntry, k * kHotEntry)));
   }
   write_u32(write_u32(head, static_cast<uint32_t>(n)), static_cast<uint32_t>(b - bytes));
-  return b;
+  if (n == 0) return b;
+  // The directory: each bucket's first entry (entries ascend by hash, so
+  // a bucket's are consecutive).
+  const size_t buckets = hot_buckets(n);
+  const unsigned bits = hot_bucket_bits(buckets);
+  char* const dir = b;
+  size_t i = 0;
+  for (size_t k = 0; k < buckets; k++) {
+    while (i < n && (bits ? (hot_[from + i].hash >> 32) >> (32 - bits) : 0) < k) i++;
+    b = write_u32(b, static_cast<uint32_t>(i));
+  }
+  b = write_u32(b, static_cast<uint32_t>(n));
+  return write_u32(b, crc32c(dir, static_cast<size_t>(b - dir)));
 }
 
 void TfIdfIndex::clear(uint64_t budget) {

@@ -48,6 +48,12 @@ struct TermBlocks {
   uint32_t count = 0;
   uint64_t df = 0;
 
+  TermBlocks() = default;
+  TermBlocks(TermBlocks&&) = default;
+  ~TermBlocks() {
+    for (auto& r : readers) RegionReader::keep(std::move(r));
+  }
+
   // Postings of block b with seq in [lo, hi], appended (tf summed where a
   // document split over two flushes repeats its seq).
   void gather(size_t b, uint64_t lo, uint64_t hi, std::vector<Posting>& out, TopkStats& st) {
@@ -66,7 +72,18 @@ struct TermBlocks {
       count = k.reader->blocks()[k.index].count;
       decoded = b;
     }
-    for (uint32_t i = 0; i < count; i++) put(seqs[i], tfs[i]);
+    // Postings of [lo, hi] are a run of the block's (seqs ascend): only
+    // its first may repeat the last one out (a document split over two
+    // flushes); the rest are appended without a check each.
+    const uint64_t* const last = seqs + count;
+    const uint64_t* from = std::lower_bound(static_cast<const uint64_t*>(seqs), last, lo);
+    const uint64_t* to = std::upper_bound(from, last, hi);
+    size_t i = static_cast<size_t>(from - seqs);
+    const size_t end = static_cast<size_t>(to - seqs);
+    if (i < end && !out.empty() && out.back().seq == seqs[i]) out.back().tf += tfs[i++];
+    const size_t at = out.size();
+    out.resize(at + (end - i));
+    for (Posting* w = out.data() + at; i < end; i++, w++) *w = Posting{seqs[i], tfs[i]};
   }
 };
 
@@ -158,7 +175,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           tb.blks.push_back({nullptr, 0, si, prev_last, ref->seq, 0, ref->seq, ref->tf});
           first_posting = ref->seq;
         } else {
-          tb.readers.push_back(std::make_unique<RegionReader>(
+          tb.readers.push_back(RegionReader::make(
               path, region_in(path, c.region_bytes(*s, *ref), *ref), ref->df, ref->base, ix.docs()));
           const RegionReader& r = *tb.readers.back();
           for (size_t b = 0; b < r.blocks().size(); b++) {
