@@ -266,3 +266,61 @@ TEST(Damage, PathTrigramIndex) {
     }
   }
 }
+
+// One-term top-10 queries through one open index (top-k reads a region
+// once and remembers it checked): with a byte of the posting data flipped,
+// each query is the undamaged index's answer or a corruption error naming
+// the file, the same on asking again; some query reports it.
+TEST(Damage, FlippedBitInTfDataThroughTopK) {
+  auto answers = [](const std::string& dir, const std::string& file, size_t* errors) {
+    std::vector<std::string> out;
+    scipis_error err;
+    scipis_index* ix = scipis_index_open(dir.c_str(), &err);
+    EXPECT_NE(ix, nullptr) << err.message;
+    if (!ix) return out;
+    for (int pass = 0; pass < 2; pass++)
+      for (int t = 0; t < 97; t++) {
+        const std::string q = "t" + std::to_string(t);
+        scipis_docs docs;
+        std::string got;
+        if (scipis_search(ix, q.data(), q.size(), 10, SCIPIS_TFIDF, SCIPIS_MATCH_ANY, &docs, &err) == 0) {
+          for (size_t i = 0; i < docs.n; i++) {
+            const std::string path(docs.docs[i].path, docs.docs[i].path_len);
+            // Fixtures differ by their scratch directory alone.
+            got += path.substr(path.rfind('/') + 1) + " " + std::to_string(docs.docs[i].score) + "\n";
+          }
+          scipis_docs_free(&docs);
+        } else {
+          EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
+          EXPECT_NE(std::string(err.message).find(file), std::string::npos) << err.message;
+          got = "error";
+          ++*errors;
+        }
+        if (pass == 0) {
+          out.push_back(got);
+        } else {
+          EXPECT_EQ(got, out[static_cast<size_t>(t)]) << q << " asked again";
+        }
+      }
+    scipis_index_close(ix);
+    return out;
+  };
+  Fixture probe;
+  const std::string p0 = probe.gen() + "/tfidf_index_0/seg_0.data";
+  size_t none = 0;
+  const std::vector<std::string> want = answers(probe.dir, p0, &none);
+  ASSERT_EQ(none, 0u);
+  const size_t size = testutil::read(p0).size();
+  for (size_t at = scipis::kHeaderSize; at < size; at += 401) {
+    Fixture f;
+    const std::string p = f.gen() + "/tfidf_index_0/seg_0.data";
+    flip(p, at, false);
+    size_t errors = 0;
+    const std::vector<std::string> got = answers(f.dir, p, &errors);
+    EXPECT_GT(errors, 0u) << "byte " << at;
+    for (size_t t = 0; t < got.size() && t < want.size(); t++)
+      if (got[t] != "error") {
+        EXPECT_EQ(got[t], want[t]) << "t" << t << ", byte " << at;
+      }
+  }
+}

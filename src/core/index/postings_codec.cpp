@@ -216,6 +216,7 @@ void RegionReader::open(const std::string& path, std::string_view region, uint64
   path_ = path;
   region_ = region;
   base_ = base;
+  verified_ = nullptr;
   small_n_ = 0;
   if (expect_df <= kSmallRegion) {
     read_small(expect_df, base, seq_limit);
@@ -226,10 +227,16 @@ void RegionReader::open(const std::string& path, std::string_view region, uint64
 }
 
 std::unique_ptr<RegionReader> RegionReader::make(const std::string& path, std::string_view region,
-                                                 uint64_t expect_df, uint64_t base, uint64_t seq_limit) {
-  if (!kept_reader_count) return std::make_unique<RegionReader>(path, region, expect_df, base, seq_limit);
-  std::unique_ptr<RegionReader> r(kept_readers[--kept_reader_count]);
-  r->open(path, region, expect_df, base, seq_limit);
+                                                 uint64_t expect_df, uint64_t base, uint64_t seq_limit,
+                                                 VerifiedBytes* verified) {
+  std::unique_ptr<RegionReader> r;
+  if (!kept_reader_count) {
+    r = std::make_unique<RegionReader>(path, region, expect_df, base, seq_limit);
+  } else {
+    r.reset(kept_readers[--kept_reader_count]);
+    r->open(path, region, expect_df, base, seq_limit);
+  }
+  r->verified_ = verified;
   return r;
 }
 
@@ -321,8 +328,11 @@ void RegionReader::decode_payload(size_t b, const char* payload, uint64_t* seqs,
   const BlockInfo& k = blocks_[b];
   const char* p = payload;
   const char* end = p + k.bytes - 4;
-  if (crc32c(p, k.bytes - 4) != get_u32(reinterpret_cast<const unsigned char*>(end)))
-    fail_corrupt(path_, "posting block checksum mismatch");
+  if (!verified_ || !verified_->has(p, k.bytes)) {
+    if (crc32c(p, k.bytes - 4) != get_u32(reinterpret_cast<const unsigned char*>(end)))
+      fail_corrupt(path_, "posting block checksum mismatch");
+    if (verified_) verified_->add(p, k.bytes);
+  }
   const unsigned gw = static_cast<uint8_t>(p[0]), tw = static_cast<uint8_t>(p[1]);
   p += 2;
   uint64_t gaps[kBlockPostings], tf1[kBlockPostings];

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "util/verified_bytes.h"
 
 namespace scipis {
 
@@ -114,8 +115,11 @@ class RegionReader {
                                                    uint64_t region_size, uint64_t expect_df,
                                                    uint64_t base, uint64_t seq_limit);
   // The same, from a reader this thread kept (keep) when there is one.
+  // verified, when given, remembers the blocks checked (and is asked
+  // first); it outlives the reader.
   static std::unique_ptr<RegionReader> make(const std::string& path, std::string_view region,
-                                            uint64_t expect_df, uint64_t base, uint64_t seq_limit);
+                                            uint64_t expect_df, uint64_t base, uint64_t seq_limit,
+                                            VerifiedBytes* verified = nullptr);
   // Keeps r for this thread's next make (up to 32; drop_kept_block_lists
   // frees them).
   static void keep(std::unique_ptr<RegionReader> r);
@@ -136,6 +140,7 @@ class RegionReader {
   std::string_view region_;
   BlockList blocks_;
   uint64_t base_ = 0;
+  VerifiedBytes* verified_ = nullptr;
   uint32_t small_n_ = 0;  // a small region, decoded
   uint64_t small_seqs_[kSmallRegion];
   uint32_t small_tfs_[kSmallRegion];

@@ -305,14 +305,18 @@ std::vector<std::pair<std::string, TermRef>> TfMeta::all() const {
   return out;
 }
 
-std::string_view region_in(const std::string& path, std::string_view read, const TermRef& r) {
+std::string_view region_in(const std::string& path, std::string_view read, const TermRef& r,
+                           VerifiedBytes* verified) {
   if (read.size() != r.read_len()) fail_corrupt(path, "posting region cut short");
   if (!r.span_len) return read;
   const size_t body = read.size() - 4;
   if (read.size() < 4 + r.len || r.offset < r.span_offset || r.offset - r.span_offset > body - r.len)
     fail_corrupt(path, "posting region outside its group");
-  if (crc32c(read.data(), body) != get_u32(reinterpret_cast<const unsigned char*>(read.data()) + body))
-    fail_corrupt(path, "posting block checksum mismatch");
+  if (!verified || !verified->has(read.data(), read.size())) {
+    if (crc32c(read.data(), body) != get_u32(reinterpret_cast<const unsigned char*>(read.data()) + body))
+      fail_corrupt(path, "posting block checksum mismatch");
+    if (verified) verified->add(read.data(), read.size());
+  }
   return read.substr(static_cast<size_t>(r.offset - r.span_offset), static_cast<size_t>(r.len));
 }
 

@@ -14,6 +14,7 @@
 #include "index/segment_format.h"
 #include "index/term_dict.h"
 #include "util/mapped_file.h"
+#include "util/verified_bytes.h"
 
 namespace scipis {
 
@@ -36,7 +37,9 @@ struct TermRef {
 
 // Given the bytes read_offset()/read_len() name, checks a span's crc and
 // returns the region within them.
-std::string_view region_in(const std::string& path, std::string_view read, const TermRef& r);
+// verified, when given, remembers spans checked (and is asked first).
+std::string_view region_in(const std::string& path, std::string_view read, const TermRef& r,
+                           VerifiedBytes* verified = nullptr);
 
 // One split of a TF metadata file: a sorted term dictionary, found by a
 // binary search over its groups' first terms and a scan of one group.

@@ -30,6 +30,8 @@ struct SegmentState {
   // Its TF data, mapped (a packed segment's: a slice of its pack's
   // mapping) when first read, header checked.
   std::shared_ptr<const MappedFile> tf_map;
+  // Spans and blocks of tf_map whose crc a search checked (verified()).
+  std::unique_ptr<VerifiedBytes> tf_verified;
   std::vector<std::unique_ptr<TfMeta>> tf_meta;  // by split, lazily
   // The file data, mapped and read in place.
   std::shared_ptr<const MappedFile> file_map;
@@ -111,6 +113,11 @@ class Collection {
   // One term's posting region in a segment's TF data, in place (valid
   // while the collection is).
   std::string_view region_bytes(SegmentState& s, const TermRef& r);
+  // What of s's TF data searches have checked, made when first asked.
+  VerifiedBytes* verified(SegmentState& s) {
+    if (!s.tf_verified) s.tf_verified = std::make_unique<VerifiedBytes>();
+    return s.tf_verified.get();
+  }
   // The whole of a segment's TF data, and the name its errors give.
   void read_tf_data(SegmentState& s, std::string& out);
   const std::string& tf_data_name(const SegmentState& s) const { return s.tf_data_path; }

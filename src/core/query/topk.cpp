@@ -176,7 +176,8 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
           first_posting = ref->seq;
         } else {
           tb.readers.push_back(RegionReader::make(
-              path, region_in(path, c.region_bytes(*s, *ref), *ref), ref->df, ref->base, ix.docs()));
+              path, region_in(path, c.region_bytes(*s, *ref), *ref, c.verified(*s)), ref->df, ref->base,
+              ix.docs(), c.verified(*s)));
           const RegionReader& r = *tb.readers.back();
           for (size_t b = 0; b < r.blocks().size(); b++) {
             const uint64_t first = b ? r.blocks()[b - 1].last_seq + 1 : prev_last;
