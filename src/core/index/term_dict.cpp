@@ -333,9 +333,9 @@ bool DictDecoder::Reader::slow_symbol(int ctx, unsigned& sym) {
   return false;
 }
 
-bool DictDecoder::Reader::varint(int ctx, uint64_t& v) {
-  v = 0;
-  for (int i = 0, shift = 0; shift < 64; i++, shift += 7) {
+bool DictDecoder::Reader::varint_rest(int ctx, unsigned first, uint64_t& v) {
+  v = first & 0x7f;
+  for (int i = 1, shift = 7; shift < 64; i++, shift += 7) {
     unsigned b;
     if (!symbol(ctx + std::min(i, 2), b)) return false;
     v |= static_cast<uint64_t>(b & 0x7f) << shift;

@@ -136,7 +136,17 @@ class DictDecoder {
       return pad_ <= bits_;
     }
     bool slow_symbol(int ctx, unsigned& sym);
-    bool varint(int ctx, uint64_t& v);
+    // Most varints of a dictionary are one byte: that case inline.
+    bool varint(int ctx, uint64_t& v) {
+      unsigned b;
+      if (!symbol(ctx, b)) return false;
+      if (__builtin_expect(!(b & 0x80), 1)) {
+        v = b;
+        return true;
+      }
+      return varint_rest(ctx, b, v);
+    }
+    bool varint_rest(int ctx, unsigned first, uint64_t& v);
     void refill();
     const DictDecoder& d_;
     const unsigned char* p_;
