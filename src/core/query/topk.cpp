@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <queue>
 #include <string>
 
 #include "index/postings_codec.h"
@@ -121,6 +120,53 @@ uint64_t postings_of(const TermBlocks& tb, const std::vector<uint64_t>& seqs, co
   return static_cast<uint64_t>(std::unique(found.begin(), found.end()) - found.begin());
 }
 
+// The k best hits so far (RankOrder), the worst of them at top(): for a
+// small k a sorted array (an insertion is a few comparisons and a short
+// move, cheaper than a heap's sift down and up), for a larger one a heap.
+class BestK {
+ public:
+  BestK(size_t k, RankOrder& better) : k_(k), better_(better), sorted_(k <= kSortedMost) {
+    v_.reserve(std::min<size_t>(k, 1024));
+  }
+  size_t size() const { return v_.size(); }
+  const Ranked& top() const { return sorted_ ? v_.back() : v_.front(); }
+  void offer(const Ranked& r) {
+    if (v_.size() == k_) {
+      if (!better_(r, top())) return;
+      if (sorted_) {
+        v_.pop_back();
+      } else {
+        std::pop_heap(v_.begin(), v_.end(), cmp());
+        v_.pop_back();
+      }
+    }
+    v_.push_back(r);
+    if (sorted_) {
+      for (size_t i = v_.size() - 1; i > 0 && better_(v_[i], v_[i - 1]); i--) std::swap(v_[i], v_[i - 1]);
+    } else {
+      std::push_heap(v_.begin(), v_.end(), cmp());
+    }
+  }
+  // Best first; the set is left sorted.
+  const std::vector<Ranked>& best_first() {
+    if (!sorted_) std::sort(v_.begin(), v_.end(), cmp());
+    sorted_ = true;
+    return v_;
+  }
+
+ private:
+  static constexpr size_t kSortedMost = 32;
+  struct Cmp {
+    RankOrder* better;
+    bool operator()(const Ranked& a, const Ranked& b) const { return (*better)(a, b); }
+  };
+  Cmp cmp() { return Cmp{&better_}; }
+  size_t k_;
+  RankOrder& better_;
+  bool sorted_;
+  std::vector<Ranked> v_;
+};
+
 }  // namespace
 
 std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms, int64_t k,
@@ -214,16 +260,8 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   }
 
   RankOrder better(c);
-  auto cmp = [&](const Ranked& a, const Ranked& b) { return better(a, b); };
-  std::priority_queue<Ranked, std::vector<Ranked>, decltype(cmp)> heap(cmp);
-  auto offer = [&](const Ranked& r) {
-    if (heap.size() < static_cast<size_t>(k)) {
-      heap.push(r);
-    } else if (better(r, heap.top())) {
-      heap.pop();
-      heap.push(r);
-    }
-  };
+  BestK heap(static_cast<size_t>(k), better);
+  auto offer = [&](const Ranked& r) { heap.offer(r); };
   // Chains first: their scores raise the bar the blocks must reach.
   chains.score(
       match, [&](size_t t, double tf, double len) { return score_of[t](tf, len); }, offer);
@@ -372,12 +410,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
       lo = hi + 1;
     }
   }
-  std::vector<Ranked> all;
-  while (!heap.empty()) {
-    all.push_back(heap.top());
-    heap.pop();
-  }
-  std::sort(all.begin(), all.end(), cmp);
+  const std::vector<Ranked>& all = heap.best_first();
   std::vector<Hit> hits;
   for (const auto& r : all) hits.push_back({r.indexer, r.seq, r.score});
   return hits;
