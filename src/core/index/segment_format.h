@@ -21,10 +21,10 @@
 //            whose df is at least the split's hot df (the least df >= 2
 //            that leaves at most count / kHotShare terms at or above it;
 //            a term's region must be under 4 GiB), each also in its
-//            group, as kHotEntry bytes sorted by (dict_hash, bytes):
-//            u32 dict_hash >> 32, u64 its region's offset in the data file, u32
-//            region length, u32 df, u32 its group, u32 where its bytes
-//            start in the hot term bytes; a u32 crc32c per kIndexChunk
+//            group, as kHotEntry bytes sorted by (dict_hash >> 32,
+//            bytes): u32 dict_hash >> 32, u64 its region's offset in the
+//            data file, u32 region length, u32 df, u32 its group, u32
+//            where its bytes start in the hot term bytes; a u32 crc32c per kIndexChunk
 //            entries, over those entries then their terms' bytes; then
 //            the hot term bytes, back to back; then, when there are hot
 //            terms, their directory: for each of hot_buckets(n) buckets

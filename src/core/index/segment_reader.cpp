@@ -227,9 +227,8 @@ size_t TfMeta::hot_term_at(size_t i) const {
 std::optional<TermRef> TfMeta::find_hot(std::string_view term) const {
   const uint32_t h = static_cast<uint32_t>(dict_hash(term) >> 32);
   const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
-  const size_t buckets = hot_buckets(hot_n_);
   if (!hot_dir_ok_) {
-    const size_t len = 4 * (buckets + 1);
+    const size_t len = hot_dir_bytes(hot_n_) - 4;
     if (crc32c(p + hot_dir_, len) != get_u32(p + hot_dir_ + len))
       fail_corrupt(path_, "checksum mismatch in the hot term directory");
     hot_dir_ok_ = true;

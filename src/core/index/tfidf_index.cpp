@@ -556,10 +556,10 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
             const std::string_view t = term_at(g0 + j);
             const size_t at = hot_bytes_.size();
             hot_bytes_.insert(hot_bytes_.end(), t.begin(), t.end());
-            hot_.push_back(HotTerm{dict_hash(std::string_view(hot_bytes_.data() + at, t.size())),
-                                   static_cast<uint64_t>(start - base), static_cast<uint32_t>(out - start),
-                                   e->df, static_cast<uint32_t>(g), static_cast<uint32_t>(at),
-                                   static_cast<uint8_t>(t.size())});
+            hot_.push_back(HotTerm{static_cast<uint64_t>(start - base),
+                                   static_cast<uint32_t>(dict_hash(std::string_view(hot_bytes_.data() + at, t.size())) >> 32),
+                                   static_cast<uint32_t>(out - start), e->df, static_cast<uint32_t>(g),
+                                   static_cast<uint32_t>(at), static_cast<uint8_t>(t.size())});
           }
         }
       }
@@ -635,7 +635,7 @@ char* TfIdfIndex::write_hot(char* out, size_t from, size_t to, char* head) const
   auto term = [&](const HotTerm& h) { return std::string_view(hot_bytes_.data() + h.bytes_at, h.term_len); };
   std::sort(hot_.begin() + static_cast<ptrdiff_t>(from), hot_.begin() + static_cast<ptrdiff_t>(to),
             [&](const HotTerm& a, const HotTerm& b) {
-              return a.hash >> 32 != b.hash >> 32 ? a.hash >> 32 < b.hash >> 32 : term(a) < term(b);
+              return a.hash != b.hash ? a.hash < b.hash : term(a) < term(b);
             });
   const size_t n = to - from, chunks = (n + kIndexChunk - 1) / kIndexChunk;
   char* const entries = out;
@@ -644,7 +644,7 @@ char* TfIdfIndex::write_hot(char* out, size_t from, size_t to, char* head) const
   char* b = bytes;
   for (size_t i = 0; i < n; i++) {
     const HotTerm& h = hot_[from + i];
-    char* e = write_u64(write_u32(entries + i * kHotEntry, static_cast<uint32_t>(h.hash >> 32)), h.offset);
+    char* e = write_u64(write_u32(entries + i * kHotEntry, h.hash), h.offset);
     write_u32(write_u32(write_u32(write_u32(e, h.len), h.df), h.group), static_cast<uint32_t>(b - bytes));
     const std::string_view t = term(h);
     std::memcpy(b, t.data(), t.size());
@@ -666,7 +666,7 @@ char* TfIdfIndex::write_hot(char* out, size_t from, size_t to, char* head) const
   char* const dir = b;
   size_t i = 0;
   for (size_t k = 0; k < buckets; k++) {
-    while (i < n && (bits ? (hot_[from + i].hash >> 32) >> (32 - bits) : 0) < k) i++;
+    while (i < n && (bits ? hot_[from + i].hash >> (32 - bits) : 0) < k) i++;
     b = write_u32(b, static_cast<uint32_t>(i));
   }
   b = write_u32(b, static_cast<uint32_t>(n));

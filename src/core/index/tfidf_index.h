@@ -251,7 +251,8 @@ class TfIdfIndex {
   // The splits' hot terms (segment_format.h), noted as their regions are
   // written, and their bytes.
   struct HotTerm {
-    uint64_t hash, offset;
+    uint64_t offset;
+    uint32_t hash;  // dict_hash >> 32, as stored
     uint32_t len, df, group, bytes_at;
     uint8_t term_len;
   };
