@@ -51,7 +51,7 @@ TfMeta::TfMeta(std::string path, std::shared_ptr<const MappedFile> file, const T
 
 size_t TfMeta::heap_bytes(const TfMeta* like) const {
   size_t n = sizeof(*this) + path_.capacity() + owned_.capacity() +
-             chunk_ok_.capacity() * sizeof(uint64_t);
+             (chunk_ok_.capacity() + hot_ok_.capacity() + group_ok_.capacity()) * sizeof(uint64_t);
   if (!like || like->codes_ != codes_) n += codes_->heap_bytes();
   return n;
 }
@@ -128,11 +128,11 @@ TfMeta::Group TfMeta::group(size_t g) const {
   if ((g == 0 && r.begin != entries_) || r.begin >= r.end || r.end > entries_end_ ||
       r.data < kHeaderSize || r.data > (uint64_t{1} << 48))
     fail_corrupt(path_, "bad term group offset");
-  uint32_t& checked = checked_[g % kCheckedGroups];
-  if (checked != g + 1) {
+  if (group_ok_.empty()) group_ok_.assign((groups_ + 63) / 64, 0);
+  if (!(group_ok_[g / 64] >> (g % 64) & 1)) {
     if (crc32c(bytes_.data() + r.begin, r.end - r.begin) != r.crc)
       fail_corrupt(path_, "checksum mismatch in term group " + std::to_string(g));
-    checked = static_cast<uint32_t>(g + 1);
+    group_ok_[g / 64] |= uint64_t{1} << (g % 64);
   }
   return r;
 }

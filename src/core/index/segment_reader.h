@@ -109,11 +109,10 @@ class TfMeta {
   size_t hot_dir_ = 0;  // in bytes_
   unsigned hot_bits_ = 0;
   mutable bool hot_dir_ok_ = false;
-  // Groups whose crc matched, direct-mapped (g + 1 at g % kCheckedGroups):
-  // every lookup's binary search passes the same few groups near the top
-  // of its tree, and a bit per group would grow with the dictionary.
-  static constexpr size_t kCheckedGroups = 256;
-  mutable uint32_t checked_[kCheckedGroups] = {};
+  // A bit per group whose crc matched, from the first lookup on (a bit per
+  // 16 terms; 256 groups direct-mapped were checked again on most
+  // lookups of a large split).
+  mutable std::vector<uint64_t> group_ok_;
   std::shared_ptr<const DictDecoder> codes_;
 };
 

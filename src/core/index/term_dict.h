@@ -36,6 +36,7 @@ namespace scipis {
 constexpr size_t kTermGroup = 16;
 constexpr size_t kMaxTermBytes = 255;
 constexpr int kMaxCodeBits = 15;
+static_assert(kMaxCodeBits <= 16, "slow_symbol reverses two bytes");
 
 enum DictContext : uint8_t {
   kCtxPrefix = 0,
@@ -163,6 +164,7 @@ class DictDecoder {
     uint16_t fast[1 << kFastBits];
     uint16_t count[kMaxCodeBits + 1];  // codes of each length
     uint16_t first_index[kMaxCodeBits + 1];
+    uint16_t first_code[kMaxCodeBits + 1];  // canonical, first bit highest
     uint8_t symbols[256];  // by (length, symbol)
   };
   std::vector<Table> tables_;

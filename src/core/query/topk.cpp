@@ -49,9 +49,20 @@ struct TermBlocks {
 
   TermBlocks() = default;
   TermBlocks(TermBlocks&&) = default;
-  ~TermBlocks() {
+  ~TermBlocks() { release(); }
+  // Empty again, its readers back in the thread's pool; a list of many
+  // blocks gives its memory back.
+  void release() {
     for (auto& r : readers) RegionReader::keep(std::move(r));
+    readers.clear();
+    if (blks.capacity() > kKeptBlks) std::vector<Blk>().swap(blks);
+    blks.clear();
+    at = 0;
+    decoded = SIZE_MAX;
+    count = 0;
+    df = 0;
   }
+  static constexpr size_t kKeptBlks = 4096;
 
   // Postings of block b with seq in [lo, hi], appended (tf summed where a
   // document split over two flushes repeats its seq).
@@ -84,6 +95,39 @@ struct TermBlocks {
     out.resize(at + (end - i));
     for (Posting* w = out.data() + at; i < end; i++, w++) *w = Posting{seqs[i], tfs[i]};
   }
+};
+
+// A thread's lists and windows, kept from one query to the next: their
+// allocation (a term's lists are 1.6 KiB) was a tenth of a frequent
+// term's query. A query that runs while another holds them (none does
+// now) gets its own.
+struct Scratch {
+  std::vector<std::vector<TermBlocks>> lists;
+  std::vector<std::vector<Posting>> win;
+  bool busy = false;
+};
+thread_local Scratch kept_scratch;
+constexpr size_t kKeptPostings = size_t{1} << 16;
+
+// Holds a scratch for one query; gives back its readers and any large
+// buffers at the end, thrown out of or not.
+class ScratchHold {
+ public:
+  ScratchHold() : s_(kept_scratch.busy ? own_ : kept_scratch) { s_.busy = true; }
+  ~ScratchHold() {
+    for (auto& l : s_.lists)
+      for (TermBlocks& tb : l) tb.release();
+    for (auto& w : s_.win)
+      if (w.capacity() > kKeptPostings) std::vector<Posting>().swap(w);
+    s_.busy = false;
+  }
+  ScratchHold(const ScratchHold&) = delete;
+  ScratchHold& operator=(const ScratchHold&) = delete;
+  Scratch& get() { return s_; }
+
+ private:
+  Scratch own_;
+  Scratch& s_;
 };
 
 // The postings of documents of seqs (ascending) among a term's, each
@@ -196,7 +240,11 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
 
   // Every term's blocks in every indexer; df over all of them, a split
   // document counted once.
-  std::vector<std::vector<TermBlocks>> lists(ni);
+  ScratchHold hold;
+  std::vector<std::vector<TermBlocks>>& lists = hold.get().lists;
+  lists.resize(ni);
+  for (auto& l : lists)
+    for (TermBlocks& tb : l) tb.release();
   std::vector<uint64_t> df(nt, 0);
   ChainTally chains(c, terms);
   for (uint32_t i = 0; i < ni; i++) {
@@ -265,7 +313,9 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   // Chains first: their scores raise the bar the blocks must reach.
   chains.score(
       match, [&](size_t t, double tf, double len) { return score_of[t](tf, len); }, offer);
-  std::vector<std::vector<Posting>> win(nt);
+  std::vector<std::vector<Posting>>& win = hold.get().win;
+  if (win.size() < nt) win.resize(nt);
+  for (auto& w : win) w.clear();
   std::vector<size_t> pos(nt);
   std::vector<double> term_bound(nt);
   std::vector<size_t> by_bound(nt);
