@@ -18,6 +18,7 @@
 #include "util/bytes.h"
 #include "util/crc32c.h"
 #include "util/error.h"
+#include "test_util.h"
 
 namespace {
 
@@ -290,4 +291,59 @@ TEST(TermDict, CodeLengthsAreOptimalAndComplete) {
     }
   }
   EXPECT_GT(optimal_checked, 2000);
+}
+
+// A byte of a group's coded entries flipped: every lookup that reads the
+// group fails on its checksum (the reader remembers groups that matched
+// by a bit each, never one that did not), and every other lookup answers
+// as the undamaged split does.
+TEST(TermDict, FlippedGroupBytesFailTheirChecksum) {
+  std::mt19937_64 rng(31);
+  scipis::TfIdfIndex tf(1 << 20, 2);
+  for (uint64_t doc = 0; doc < 40; doc++)
+    for (int w = 0; w < 60; w++)
+      tf.add(scipis::TermKey::of(w % 3 ? "w" + std::to_string(rng() % 300) : std::to_string(rng() % 100000)), doc, 1);
+  scipis::OutBuffer data;
+  std::vector<scipis::OutBuffer> metas;
+  tf.serialise(1, data, metas);
+  const std::string good(metas[0].view());
+  const scipis::TfMeta ok("m", good);
+  const auto all = ok.all();
+  ASSERT_GT(all.size(), 500u);
+  // Header, head (base, groups, entries' bytes, hot counts), code tables,
+  // group index and its chunks' crcs, then the coded entries.
+  const auto* body = reinterpret_cast<const unsigned char*>(good.data()) + scipis::kHeaderSize;
+  const size_t groups = scipis::get_u32(body + 8);
+  const size_t entries_bytes = scipis::get_u64(body + 12);
+  const size_t entries = scipis::kHeaderSize + scipis::kTfMetaHead + scipis::kCodeTableBytes +
+                         groups * scipis::kTermGroupEntry +
+                         4 * ((groups + scipis::kIndexChunk - 1) / scipis::kIndexChunk);
+  ASSERT_LE(entries + entries_bytes, good.size());
+  size_t flips = 0;
+  for (size_t at = entries; at < entries + entries_bytes; at += testutil::kSanitized ? 37 : 7, flips++) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ (1 << (at % 8)));
+    const scipis::TfMeta m("m.damaged", bad);
+    size_t failed = 0;
+    for (int pass = 0; pass < 2; pass++) {
+      for (const auto& [t, want] : all) {
+        try {
+          const auto got = m.find(t);
+          ASSERT_TRUE(got.has_value()) << t << " byte " << at;
+          ASSERT_EQ(got->df, want.df) << t << " byte " << at;
+          ASSERT_EQ(got->len, want.len) << t << " byte " << at;
+          ASSERT_EQ(got->seq, want.seq) << t << " byte " << at;
+          ASSERT_EQ(got->tf, want.tf) << t << " byte " << at;
+          ASSERT_EQ(got->offset, want.offset) << t << " byte " << at;
+        } catch (const scipis::Error& e) {
+          ASSERT_NE(std::string(e.what()).find("checksum mismatch in term group"), std::string::npos) << e.what();
+          ASSERT_NE(std::string(e.what()).find("m.damaged"), std::string::npos) << e.what();
+          failed++;
+        }
+      }
+    }
+    // Each pass reads the damaged group at least once.
+    ASSERT_GE(failed, 2u) << "byte " << at;
+  }
+  EXPECT_GT(flips, 20u);
 }

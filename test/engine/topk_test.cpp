@@ -209,3 +209,47 @@ TEST(TopK, CountsScoreTheBitsOfTheFormula) {
       }
   }
 }
+
+// A thread keeps its lists and windows from one query to the next
+// (topk.cpp's Scratch): whatever ran before, each answer must be the full
+// merge's. Terms of one block (pair, in two files) and of several (mid,
+// common) in every order, one indexer and one segment, so that a list's
+// first block is block 0 in every query.
+TEST(TopK, QueriesInAnyOrderAnswerAlike) {
+  std::mt19937_64 rng(20261129);
+  const std::string root = testutil::scratch_dir();
+  for (int f = 0; f < 400; f++) {
+    std::string text;
+    for (int i = 0; i < 1 + f % 7; i++) text += "common ";
+    if (f % 3 == 0) text += "mid mid ";
+    if (f == 17 || f == 301) text += "pair ";
+    for (int i = 0; i < 5 + static_cast<int>(rng() % 20); i++) text += "w" + std::to_string(rng() % 50) + " ";
+    testutil::write(root + "/f" + std::to_string(f), text);
+  }
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 1;
+  const std::string dir = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  scipis::Collection c(dir);
+  const std::vector<std::string> texts = {"pair", "common", "mid", "pair common", "mid pair",
+                                          "common mid pair", "absent common", "w3 pair", "w7 w9 mid"};
+  for (int q = 0; q < 600; q++) {
+    const std::string& text = texts[rng() % texts.size()];
+    const auto terms = scipis::parse_query(c.tokenizer(), text);
+    const int64_t k = std::vector<int64_t>{1, 3, 10, 500}[rng() % 4];
+    const auto ranking = rng() % 2 ? SCIPIS_BM25 : SCIPIS_TFIDF;
+    const auto match = rng() % 4 == 0 ? SCIPIS_MATCH_ALL : SCIPIS_MATCH_ANY;
+    const auto want = scipis::full_search(c, terms, k, ranking, match);
+    const auto got = scipis::topk_search(c, terms, k, ranking, match);
+    ASSERT_EQ(got.size(), want.size()) << text << " k=" << k << " query " << q;
+    for (size_t i = 0; i < got.size(); i++) {
+      ASSERT_EQ(got[i].seq, want[i].seq) << text << " k=" << k << " query " << q << " at " << i;
+      ASSERT_EQ(got[i].score, want[i].score) << text << " k=" << k << " query " << q << " at " << i;
+    }
+  }
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
