@@ -347,3 +347,50 @@ TEST(TermDict, FlippedGroupBytesFailTheirChecksum) {
   }
   EXPECT_GT(flips, 20u);
 }
+
+// Whether an entry sorts after the one before it, and the bytes they
+// share, as a reader reports them (the order check and a lookup's
+// comparisons rest on both), against std::string's own compare: entries
+// noted in any order, ascending or not, prefixes of each other, bytes
+// past 0x7f.
+TEST(TermDict, EntriesKnowTheirOrderWithoutComparing) {
+  std::mt19937_64 rng(41);
+  const std::string alpha = "ab\x7f\x80\xff";
+  for (int trial = 0; trial < 200; trial++) {
+    std::vector<Entry> es;
+    for (size_t i = 0; i < 3 * scipis::kTermGroup; i++) {
+      // Often a neighbour of the entry before it: a prefix, an extension,
+      // one byte changed.
+      std::string t = random_term(rng, alpha, 6);
+      if (!es.empty() && rng() % 2) {
+        t = es.back().term;
+        switch (rng() % 3) {
+          case 0: t.resize(1 + rng() % t.size()); break;
+          case 1: t += alpha[rng() % alpha.size()]; break;
+          default: t[rng() % t.size()] = alpha[rng() % alpha.size()];
+        }
+      }
+      es.push_back({t, 4, rng() % 1000});
+    }
+    std::vector<std::pair<size_t, size_t>> groups;
+    const std::string bytes = encode(es, groups);
+    scipis::DictDecoder dec;
+    ASSERT_TRUE(dec.load(bytes.data()));
+    for (size_t g = 0; g < groups.size(); g++) {
+      scipis::DictDecoder::Reader in(dec, bytes.data() + groups[g].first, bytes.data() + groups[g].second);
+      char term[scipis::kMaxTermBytes];
+      size_t len = 0;
+      for (size_t i = g * scipis::kTermGroup; i < (g + 1) * scipis::kTermGroup; i++) {
+        scipis::DictEntry e;
+        ASSERT_TRUE(in.next(term, len, e));
+        ASSERT_EQ(std::string(term, len), es[i].term);
+        const bool first = i % scipis::kTermGroup == 0;
+        const std::string& prev = first ? std::string() : es[i - 1].term;
+        size_t common = 0;
+        while (common < prev.size() && common < es[i].term.size() && prev[common] == es[i].term[common]) common++;
+        EXPECT_EQ(e.shared, common) << trial << " entry " << i;
+        EXPECT_EQ(e.after, first || es[i].term > prev) << trial << " entry " << i;
+      }
+    }
+  }
+}

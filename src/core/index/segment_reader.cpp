@@ -152,15 +152,15 @@ void TfMeta::scan(size_t g, F&& f) const {
   const Group gr = group(g);
   DictDecoder::Reader in(*codes_, bytes_.data() + gr.begin, bytes_.data() + gr.end);
   const size_t n = std::min(kTermGroup, count_ - g * kTermGroup);
-  char term[kMaxTermBytes], prev[kMaxTermBytes];
-  size_t len = 0, prev_len = 0;
+  char term[kMaxTermBytes];
+  size_t len = 0;
   const uint64_t data = gr.data, small = gr.small;
   uint64_t small_at = data, large_at = data + small + (small ? 4 : 0);
   for (size_t i = 0; i < n; i++) {
     DictEntry e;
     if (!in.next(term, len, e)) fail_corrupt(path_, "bad term entry");
     const std::string_view t(term, len);
-    if (i && !(std::string_view(prev, prev_len) < t)) fail_corrupt(path_, "terms out of order");
+    if (!e.after) fail_corrupt(path_, "terms out of order");
     if (i == 0 && word_of(t) != gr.key) fail_corrupt(path_, "term group key differs from its first term");
     TermRef r{};
     r.base = base_;
@@ -189,9 +189,7 @@ void TfMeta::scan(size_t g, F&& f) const {
         large_at += e.x;
       }
     }
-    if (f(t, r)) return;
-    std::memcpy(prev, term, len);
-    prev_len = len;
+    if (f(t, r, e.shared)) return;
   }
   if (small_at != data + small || !in.at_end()) fail_corrupt(path_, "bad term group");
 }
@@ -285,11 +283,30 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
       hi = mid;
   }
   if (lo == 0) return std::nullopt;
+  // The group's terms ascend, each sharing its first bytes with the one
+  // before: m, the bytes the last one read shares with the term sought
+  // (it sorts before it), decides most entries without a comparison.
   std::optional<TermRef> found;
-  scan(lo - 1, [&](std::string_view t, const TermRef& r) {
-    if (t != term) return t > term;
-    found = r;
-    return true;
+  size_t m = 0;
+  bool first = true;
+  scan(lo - 1, [&](std::string_view t, const TermRef& r, size_t shared) {
+    if (!first) {
+      if (shared > m) return false;  // agrees with the last one past m: still before
+      if (shared < m) return true;   // its byte at shared passes the term's: absent
+    }
+    first = false;
+    size_t j = m;
+    const size_t n = std::min(t.size(), term.size());
+    while (j < n && t[j] == term[j]) j++;
+    if (j == t.size() && j == term.size()) {
+      found = r;
+      return true;
+    }
+    const bool before = j == t.size() || (j < term.size() && static_cast<unsigned char>(t[j]) <
+                                                                 static_cast<unsigned char>(term[j]));
+    if (!before) return true;
+    m = j;
+    return false;
   });
   return found;
 }
@@ -297,7 +314,7 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
 std::vector<std::pair<std::string, TermRef>> TfMeta::all() const {
   std::vector<std::pair<std::string, TermRef>> out;
   for (size_t g = 0; g < groups_; g++)
-    scan(g, [&](std::string_view t, const TermRef& r) {
+    scan(g, [&](std::string_view t, const TermRef& r, size_t) {
       out.emplace_back(std::string(t), r);
       return false;
     });

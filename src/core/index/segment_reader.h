@@ -91,8 +91,9 @@ class TfMeta {
     return get_u32(reinterpret_cast<const unsigned char*>(bytes_.data()) + hot_ + i * kHotEntry);
   }
   size_t hot_term_at(size_t i) const;
-  // Decodes group g (its crc checked) and calls f(term, ref) for each
-  // entry until f returns true.
+  // Decodes group g (its crc checked) and calls f(term, ref, shared) for
+  // each entry (shared: the bytes it shares with the entry before it)
+  // until f returns true.
   template <typename F>
   void scan(size_t g, F&& f) const;
   void open(const TfMeta* like);

@@ -366,6 +366,10 @@ bool DictDecoder::Reader::next(char* term, size_t& len, DictEntry& e) {
   if (!symbol(kCtxPrefix, prefix) || !symbol(kCtxSuffixLen, suffix) || prefix > len ||
       suffix > kMaxTermBytes - prefix || prefix + suffix == 0)
     return false;
+  // The byte the new term's first own byte replaces (none when it extends
+  // the term before it).
+  const bool extends = prefix == len;
+  const unsigned char replaced = extends ? 0 : static_cast<unsigned char>(term[prefix]);
   for (unsigned i = prefix; i < prefix + suffix; i++) {
     unsigned b;
     if (!symbol(static_cast<int>(char_context(term, i)), b)) return false;
@@ -373,6 +377,8 @@ bool DictDecoder::Reader::next(char* term, size_t& len, DictEntry& e) {
   }
   if (!varint(kCtxCode, e.code)) return false;
   if (!varint(e.code & 1 ? kCtxSeq : kCtxRegion, e.x)) return false;
+  e.shared = prefix;
+  e.after = suffix > 0 && (extends || static_cast<unsigned char>(term[prefix]) > replaced);
   len = prefix + suffix;
   e.len = len;
   return true;

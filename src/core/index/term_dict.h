@@ -102,6 +102,11 @@ struct DictEntry {
   size_t len;  // of the term
   uint64_t code;
   uint64_t x;
+  size_t shared;  // bytes shared with the entry before it
+  // Whether the term sorts after the entry before it (a group's first:
+  // true). The writer shares every byte two terms have in common, so the
+  // first byte after them decides; a reader compares no strings for it.
+  bool after;
 };
 
 // A split's codes, read back; decodes entries of its groups.
