@@ -59,15 +59,22 @@ int on_current(scipis_index* ix, scipis_error* err, F&& body) {
   }
 }
 
+// The documents of an answer and their paths, all in one buffer (a string
+// each was an allocation and a free per hit).
 struct DocsOwner {
   std::vector<scipis_doc> docs;
-  std::vector<std::string> paths;
+  std::string paths;
+  std::vector<std::pair<size_t, size_t>> path_at;  // per doc: offset, length
+  void resize(size_t n) {
+    docs.resize(n);
+    path_at.resize(n);
+  }
 };
 
 void emit(scipis_docs* out, DocsOwner* owner) {
   for (size_t i = 0; i < owner->docs.size(); i++) {
-    owner->docs[i].path = owner->paths[i].data();
-    owner->docs[i].path_len = static_cast<uint32_t>(owner->paths[i].size());
+    owner->docs[i].path = owner->paths.data() + owner->path_at[i].first;
+    owner->docs[i].path_len = static_cast<uint32_t>(owner->path_at[i].second);
   }
   out->docs = owner->docs.data();
   out->n = owner->docs.size();
@@ -86,12 +93,12 @@ void set_doc(DocsOwner& o, size_t i, const DocInfo& d, std::string_view path, do
   doc.gid = d.gid;
   doc.mode = d.mode;
   doc.score = score;
-  o.paths[i] = path;
+  o.path_at[i] = {o.paths.size(), path.size()};
+  o.paths.append(path);
 }
 
 void add_doc(DocsOwner& o, const DocInfo& d, std::string_view path, double score) {
-  o.docs.emplace_back();
-  o.paths.emplace_back();
+  o.resize(o.docs.size() + 1);
   set_doc(o, o.docs.size() - 1, d, path, score);
 }
 
@@ -140,8 +147,8 @@ extern "C" int scipis_search(scipis_index* ix, const char* query, size_t query_l
       fail(SCIPIS_E_INVALID, "search query has no terms (no word characters)");
     auto hits = search(*ix->c, terms, k, ranking, match);
     auto owner = std::make_unique<DocsOwner>();
-    owner->docs.resize(hits.size());
-    owner->paths.resize(hits.size());
+    owner->resize(hits.size());
+    owner->paths.reserve(hits.size() * 64);
     // Records read in document order, each block once, then placed in
     // rank order.
     std::vector<size_t> order(hits.size());
@@ -229,7 +236,10 @@ void list_files(scipis_index* ix, scipis_docs* out, Keep&& keep, SegOk&& seg_ok,
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   auto owner = std::make_unique<DocsOwner>();
   owner->docs.reserve(all.size());
-  owner->paths.reserve(all.size());
+  owner->path_at.reserve(all.size());
+  size_t bytes = 0;
+  for (const auto& [p, d] : all) bytes += p.size();
+  owner->paths.reserve(bytes);
   for (const auto& [p, d] : all) add_doc(*owner, d, p, 0);
   emit(out, owner.release());
 }
