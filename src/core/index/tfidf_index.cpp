@@ -7,6 +7,7 @@
 #include "index/postings_codec.h"
 #include "index/segment_format.h"
 #include "index/term_dict.h"
+#include "index/tf_meta_writer.h"
 #include "index/tokenizer.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -50,57 +51,6 @@ Capacity capacity_for(uint64_t budget, int depth) {
                                         region / sizeof(TermSlot));
   return {terms, terms + region / (2 * sizeof(uint32_t)), 8 * terms + region};
 }
-size_t data_reserve(size_t terms, size_t postings) {
-  // max_region_bytes summed over the terms: each term's blocks round up
-  // by one (49 bytes of skip entry, widths and crc), its df and crc take 14.
-  return kHeaderSize + terms * (14 + 49) + postings * (8 + 4) + postings / kBlockPostings * 49;
-}
-// The most hot terms of a split of this many terms, and their bytes.
-size_t hot_bound(size_t terms) { return terms / kHotShare; }
-size_t hot_bytes_bound(size_t terms, size_t term_bytes) {
-  return std::min(term_bytes, hot_bound(terms) * kMaxTermBytes) + hot_dir_bytes(hot_bound(terms));
-}
-size_t meta_reserve(size_t terms, size_t term_bytes) {
-  // Head, code tables; per group its index entry and a share of a chunk
-  // crc; the hot terms, each with a share of a chunk crc, and their bytes.
-  const size_t groups = (terms + kTermGroup - 1) / kTermGroup;
-  return kHeaderSize + kTfMetaHead + kCodeTableBytes + groups * (kTermGroupEntry + 4) +
-         DictEncoder::bound(terms, term_bytes) + hot_bound(terms) * (kHotEntry + 4) +
-         hot_bytes_bound(terms, term_bytes);
-}
-
-// A split's hot df: the least df >= 2 that leaves at most n / kHotShare of
-// its terms at or above it (past every df: none is hot).
-template <typename Counts>
-uint64_t hot_df(const Counts* c, size_t n) {
-  const size_t cap = hot_bound(n);
-  constexpr uint32_t kHist = 4096;
-  uint32_t hist[kHist + 1] = {};  // [kHist]: kHist or more
-  uint32_t most = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (c[i].df >= 2) hist[std::min(c[i].df, kHist)]++;
-    most = std::max(most, c[i].df);
-  }
-  size_t above = hist[kHist];
-  if (above > cap) {
-    // More terms this frequent than the share: the threshold among them
-    // by bisection, counting a pass each (rare: it takes postings over 64
-    // times the terms).
-    uint64_t lo = kHist, hi = uint64_t{most} + 1;
-    while (hi - lo > 1) {
-      const uint64_t mid = lo + (hi - lo) / 2;
-      size_t at_least = 0;
-      for (size_t i = 0; i < n; i++) at_least += c[i].df >= mid;
-      (at_least <= cap ? hi : lo) = mid;
-    }
-    return hi;
-  }
-  for (uint32_t d = kHist - 1; d >= 2; d--) {
-    if (above + hist[d] > cap) return d + 1;
-    above += hist[d];
-  }
-  return 2;
-}
 }  // namespace
 
 size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
@@ -112,10 +62,7 @@ size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   // dictionary notes, the front cache.
   constexpr size_t kMaxSplits = 4096;  // the split_factor option's range
   return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
-         2 * c.terms * 2 * sizeof(uint64_t) +
-         2 * (c.terms / kTermGroup + kMaxSplits) * 3 * sizeof(uint64_t) +
-         2 * hot_bound(c.terms) * sizeof(HotTerm) + 2 * hot_bytes_bound(c.terms, c.term_bytes) +
-         2 * DictEncoder::notes_bound(c.terms, c.term_bytes) +
+         2 * c.terms * 2 * sizeof(uint64_t) + TfMetaWriter::held_bound(c.terms, c.term_bytes, kMaxSplits) +
          kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
 
@@ -462,13 +409,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   };
   size_t all_bytes = 0;
   for (size_t s = 0; s < sf; s++) all_bytes += split_bytes[s];
-  dict_.reset(n, all_bytes);
-  group_data_.clear();
-  hot_.clear();
-  hot_bytes_.clear();
-  std::vector<size_t> split_hot0(size_t{sf} + 1, 0);  // first hot term of each split
-  std::vector<size_t> split_group0(size_t{sf} + 1, 0);  // first group of each split
-  std::vector<uint64_t> split_end(sf, 0);                // data offset after its regions
+  meta_.reset(n, all_bytes);
+  std::vector<size_t> split_count(sf, 0);
   for (size_t s = 0; s < sf; s++) {
     KeyIndex* const first = sorted + per_split[s];
     KeyIndex* const last = sorted + per_split[s + 1];
@@ -498,15 +440,13 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
                               len);
     };
     const size_t groups = (count + kTermGroup - 1) / kTermGroup;
-    const uint64_t hot_from = hot_df(counts, count);
-    split_hot0[s] = hot_.size();
+    const uint64_t hot_from = hot_df([counts](size_t i) { return counts[i].df; }, count);
+    split_count[s] = count;
+    meta_.begin_split();
     // First the posting regions, group by group, noting each entry's code
     // and x, and the hot terms.
     entry_code_.resize(count);
     entry_x_.resize(count);
-    const size_t gbase = group_data_.size() / 2;
-    split_group0[s] = gbase;
-    group_data_.resize((gbase + groups) * 2);
     // TF arrays sit anywhere in the region: last arrays are loaded 16
     // terms ahead, the arrays before them 8 ahead.
     auto prefetch = [&](size_t i) {
@@ -521,13 +461,13 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     for (size_t g = 0; g < groups; g++) {
       const size_t g0 = g * kTermGroup;
       const size_t gn = std::min(kTermGroup, count - g0);
-      group_data_[2 * (gbase + g)] = static_cast<uint64_t>(out - base);
+      meta_.add_group(static_cast<uint64_t>(out - base));
       for (size_t j = 0; j < gn; j++) prefetch(g0 + j);
       // Small regions, their crc, then large ones.
       char* const span = out;
       for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-          group_data_[2 * (gbase + g) + 1] = static_cast<uint64_t>(out - span);
+          meta_.set_small_bytes(static_cast<uint64_t>(out - span));
           if (out != span) out = write_u32(out, crc32c(span, static_cast<size_t>(out - span)));
         }
         for (size_t j = 0; j < gn; j++) {
@@ -553,13 +493,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
           entry_x_[g0 + j] = static_cast<uint64_t>(out - start);
           blocks++;
           if (e->df >= hot_from && static_cast<size_t>(out - start) <= UINT32_MAX) {
-            const std::string_view t = term_at(g0 + j);
-            const size_t at = hot_bytes_.size();
-            hot_bytes_.insert(hot_bytes_.end(), t.begin(), t.end());
-            hot_.push_back(HotTerm{static_cast<uint64_t>(start - base),
-                                   static_cast<uint32_t>(dict_hash(std::string_view(hot_bytes_.data() + at, t.size())) >> 32),
-                                   static_cast<uint32_t>(out - start), e->df, static_cast<uint32_t>(g),
-                                   static_cast<uint32_t>(at), static_cast<uint8_t>(t.size())});
+            meta_.add_hot(term_at(g0 + j), static_cast<uint64_t>(start - base),
+                          static_cast<uint32_t>(out - start), e->df);
           }
         }
       }
@@ -569,108 +504,16 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     for (size_t i = 0; i < count; i++) {
       if (i + 16 < count && (first[i + 16].value & 0xff) > 8)
         __builtin_prefetch(unit(static_cast<uint32_t>(first[i + 16].value >> 8)));
-      dict_.add(term_at(i), i % kTermGroup == 0, entry_code_[i], entry_x_[i]);
+      meta_.add_entry(term_at(i), i % kTermGroup == 0, entry_code_[i], entry_x_[i]);
     }
-    split_end[s] = static_cast<uint64_t>(out - base);
   }
-  // One code for every split of the flush (they are hash ranges of the
-  // same terms, alike in their statistics): a query's lookups in any split
-  // of a segment then decode with one set of tables, which stays in cache.
-  char tables[kCodeTableBytes];
-  if (dict_.finish_counts(tables) != tables + kCodeTableBytes)
-    fail(SCIPIS_E_INTERNAL, "TF-IDF dictionary code tables have the wrong size");
-  split_group0[sf] = group_data_.size() / 2;
-  split_hot0[sf] = hot_.size();
-  for (size_t s = 0; s < sf; s++) {
-    const size_t count = per_split[s + 1] - per_split[s];
-    const size_t gbase = split_group0[s], groups = split_group0[s + 1] - gbase;
-    OutBuffer& m = metas[s];
-    m.reset(meta_reserve(count, split_bytes[s]));
-    char* const body = m.data() + kHeaderSize;
-    // Head and tables, the group index (filled as the groups are coded),
-    // its chunks' crcs, the coded groups.
-    char* const head = write_u32(write_u64(body, base_seq), static_cast<uint32_t>(groups));
-    std::memcpy(head + 16, tables, kCodeTableBytes);
-    char* const index = head + 16 + kCodeTableBytes;
-    const size_t chunks = (groups + kIndexChunk - 1) / kIndexChunk;
-    char* const entries = index + groups * kTermGroupEntry + 4 * chunks;
-    char* w = entries;
-    for (size_t g = 0; g < groups; g++) {
-      char* const end = dict_.encode_group(w, std::min(kTermGroup, count - g * kTermGroup));
-      if (static_cast<size_t>(w - entries) > UINT32_MAX)
-        fail(SCIPIS_E_INTERNAL, "TF-IDF index split exceeds 4 GiB of dictionary");
-      char* e = index + g * kTermGroupEntry;
-      e = write_u64(e, dict_.group_key());
-      e = write_u32(e, static_cast<uint32_t>(w - entries));
-      e = write_u32(e, crc32c(w, static_cast<size_t>(end - w)));
-      e = write_u64(e, group_data_[2 * (gbase + g)]);
-      write_u32(e, static_cast<uint32_t>(group_data_[2 * (gbase + g) + 1]));
-      w = end;
-    }
-    for (size_t c = 0; c < chunks; c++) {
-      const size_t n = std::min(kIndexChunk, groups - c * kIndexChunk);
-      write_u32(index + groups * kTermGroupEntry + 4 * c,
-                crc32c(index + c * kIndexChunk * kTermGroupEntry, n * kTermGroupEntry));
-    }
-    write_u64(head, static_cast<uint64_t>(w - entries));
-    w = write_hot(w, split_hot0[s], split_hot0[s + 1], head + 8);
-    m.trim(static_cast<size_t>(w - m.data()));
-    FileHeader mh;
-    mh.aux = static_cast<uint32_t>(s);
-    mh.count = count;
-    mh.body_crc = crc32c(body, kTfMetaHead + kCodeTableBytes);
-    std::string header;
-    put_header(header, kMagicTfMeta, mh);
-    std::memcpy(m.data(), header.data(), kHeaderSize);
-  }
+  meta_.finish(sf, split_count.data(), split_bytes.data(), base_seq, metas);
   data.trim(static_cast<size_t>(out - base));
   FileHeader h;
   h.count = blocks;
   std::string header;
   put_header(header, kMagicTfData, h);
   std::memcpy(data.data(), header.data(), kHeaderSize);
-}
-
-char* TfIdfIndex::write_hot(char* out, size_t from, size_t to, char* head) const {
-  auto term = [&](const HotTerm& h) { return std::string_view(hot_bytes_.data() + h.bytes_at, h.term_len); };
-  std::sort(hot_.begin() + static_cast<ptrdiff_t>(from), hot_.begin() + static_cast<ptrdiff_t>(to),
-            [&](const HotTerm& a, const HotTerm& b) {
-              return a.hash != b.hash ? a.hash < b.hash : term(a) < term(b);
-            });
-  const size_t n = to - from, chunks = (n + kIndexChunk - 1) / kIndexChunk;
-  char* const entries = out;
-  char* const crcs = entries + n * kHotEntry;
-  char* const bytes = crcs + 4 * chunks;
-  char* b = bytes;
-  for (size_t i = 0; i < n; i++) {
-    const HotTerm& h = hot_[from + i];
-    char* e = write_u64(write_u32(entries + i * kHotEntry, h.hash), h.offset);
-    write_u32(write_u32(write_u32(write_u32(e, h.len), h.df), h.group), static_cast<uint32_t>(b - bytes));
-    const std::string_view t = term(h);
-    std::memcpy(b, t.data(), t.size());
-    b += t.size();
-  }
-  for (size_t c = 0; c < chunks; c++) {
-    const size_t i = c * kIndexChunk, k = std::min(kIndexChunk, n - i);
-    const size_t at = get_u32(reinterpret_cast<const unsigned char*>(entries) + i * kHotEntry + 24);
-    const size_t end = i + k < n ? get_u32(reinterpret_cast<const unsigned char*>(entries) + (i + k) * kHotEntry + 24)
-                                 : static_cast<size_t>(b - bytes);
-    write_u32(crcs + 4 * c, crc32c(bytes + at, end - at, crc32c(entries + i * kHotEntry, k * kHotEntry)));
-  }
-  write_u32(write_u32(head, static_cast<uint32_t>(n)), static_cast<uint32_t>(b - bytes));
-  if (n == 0) return b;
-  // The directory: each bucket's first entry (entries ascend by hash, so
-  // a bucket's are consecutive).
-  const size_t buckets = hot_buckets(n);
-  const unsigned bits = hot_bucket_bits(buckets);
-  char* const dir = b;
-  size_t i = 0;
-  for (size_t k = 0; k < buckets; k++) {
-    while (i < n && (bits ? hot_[from + i].hash >> (32 - bits) : 0) < k) i++;
-    b = write_u32(b, static_cast<uint32_t>(i));
-  }
-  b = write_u32(b, static_cast<uint32_t>(n));
-  return write_u32(b, crc32c(dir, static_cast<size_t>(b - dir)));
 }
 
 void TfIdfIndex::clear(uint64_t budget) {

@@ -16,6 +16,7 @@
 #include "index/path_index.h"
 #include "index/term_dict.h"
 #include "index/term_slot.h"
+#include "index/tf_meta_writer.h"
 #include "util/bytes.h"
 #include "util/mem_account.h"
 
@@ -245,25 +246,12 @@ class TfIdfIndex {
   // One term's postings, gathered for its posting region.
   mutable std::vector<uint64_t, mem::Accounted<uint64_t>> term_seqs_;
   mutable std::vector<uint32_t, mem::Accounted<uint32_t>> term_tfs_;
-  // A split's entries (code, x) and groups (data offset, small bytes),
-  // noted while its postings are written, then coded by dict_.
-  mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_, group_data_;
-  // The splits' hot terms (segment_format.h), noted as their regions are
-  // written, and their bytes.
-  struct HotTerm {
-    uint64_t offset;
-    uint32_t hash;  // dict_hash >> 32, as stored
-    uint32_t len, df, group, bytes_at;
-    uint8_t term_len;
-  };
-  mutable std::vector<HotTerm, mem::Accounted<HotTerm>> hot_;
-  // Writes hot_[from, to) sorted at out, their count and bytes at head;
-  // returns the end.
-  char* write_hot(char* out, size_t from, size_t to, char* head) const;
-  mutable std::vector<char, mem::Accounted<char>> hot_bytes_;
+  // A split's entries (code, x), noted while its postings are written.
+  mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_;
   // The radix sort's copy of the keys, then a split's counts.
   mutable OutBuffer radix_tmp_;
-  mutable DictEncoder dict_;
+  // Groups, hot terms and dictionary entries, coded into the metas.
+  mutable TfMetaWriter meta_;
 };
 
 }  // namespace scipis
