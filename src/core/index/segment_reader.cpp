@@ -313,12 +313,16 @@ std::optional<TermRef> TfMeta::find(std::string_view term) const {
 
 std::vector<std::pair<std::string, TermRef>> TfMeta::all() const {
   std::vector<std::pair<std::string, TermRef>> out;
-  for (size_t g = 0; g < groups_; g++)
-    scan(g, [&](std::string_view t, const TermRef& r, size_t) {
-      out.emplace_back(std::string(t), r);
-      return false;
-    });
+  for (size_t g = 0; g < groups_; g++) group_entries(g, out);
   return out;
+}
+
+void TfMeta::group_entries(size_t g, std::vector<std::pair<std::string, TermRef>>& out) const {
+  if (g >= groups_) fail(SCIPIS_E_INTERNAL, "term group %zu of %zu", g, groups_);
+  scan(g, [&](std::string_view t, const TermRef& r, size_t) {
+    out.emplace_back(std::string(t), r);
+    return false;
+  });
 }
 
 std::string_view region_in(const std::string& path, std::string_view read, const TermRef& r,

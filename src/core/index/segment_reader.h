@@ -54,6 +54,11 @@ class TfMeta {
   size_t size() const { return count_; }
   // Every term, in dictionary order, with its reference.
   std::vector<std::pair<std::string, TermRef>> all() const;
+  // The same a group at a time: group g's terms appended to out.
+  size_t groups() const { return groups_; }
+  void group_entries(size_t g, std::vector<std::pair<std::string, TermRef>>& out) const;
+  // The seq its postings are stored from.
+  uint64_t base() const { return base_; }
   // What this holds on the heap (the file's bytes are mapped or owned
   // apart), the decoding tables counted when not shared with like.
   size_t heap_bytes(const TfMeta* like) const;

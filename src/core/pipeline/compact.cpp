@@ -18,6 +18,7 @@
 #include "index/path_index.h"
 #include "index/segment_format.h"
 #include "index/segment_pack.h"
+#include "index/tf_merge.h"
 #include "index/tfidf_index.h"
 #include "pipeline/build.h"
 #include "pipeline/dir_records.h"
@@ -211,18 +212,13 @@ void sort_by_seq(std::vector<Fwd>& v) {
   v.swap(out);
 }
 
-// Writes one flush of an indexer's merge as segment seg of gen.
-// defer: a pack is kept there (under mu), not written. last: nothing
-// follows, so the tables are not cleared (nor grown) for more.
-SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg, uint64_t first_seq,
-                         TfIdfIndex& tf, PathIndex& paths, int split_factor, uint64_t& budget,
-                         uint64_t max_budget, std::vector<DeferredPack>* defer, std::mutex* mu,
-                         bool last) {
-  OutBuffer tf_data;
-  std::vector<OutBuffer> tf_meta;
+// Writes segment seg of gen from its TF parts and its documents' records.
+// defer: a pack is kept there (under mu), not written.
+SegmentRef put_merged(const std::string& gen, uint32_t indexer, uint32_t seg, uint64_t first_seq,
+                      const OutBuffer& tf_data, const std::vector<OutBuffer>& tf_meta, PathIndex& paths,
+                      int split_factor, std::vector<DeferredPack>* defer, std::mutex* mu) {
   std::string file_data, trigrams;
   std::vector<std::string> file_meta;
-  tf.serialise(split_factor, tf_data, tf_meta, &paths);
   paths.serialise(split_factor, file_data, file_meta, &trigrams);
   SegmentRef r;
   r.indexer = indexer;
@@ -238,6 +234,20 @@ SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg,
     std::lock_guard<std::mutex> lk(*mu);
     defer->push_back({indexer, seg, path, std::string(data)});
   });
+  return r;
+}
+
+// Writes one flush of an indexer's merge as segment seg of gen. last:
+// nothing follows, so the tables are not cleared (nor grown) for more.
+SegmentRef write_segment(const std::string& gen, uint32_t indexer, uint32_t seg, uint64_t first_seq,
+                         TfIdfIndex& tf, PathIndex& paths, int split_factor, uint64_t& budget,
+                         uint64_t max_budget, std::vector<DeferredPack>* defer, std::mutex* mu,
+                         bool last) {
+  OutBuffer tf_data;
+  std::vector<OutBuffer> tf_meta;
+  tf.serialise(split_factor, tf_data, tf_meta, &paths);
+  const SegmentRef r =
+      put_merged(gen, indexer, seg, first_seq, tf_data, tf_meta, paths, split_factor, defer, mu);
   if (!last) {
     budget = std::min(4 * budget, max_budget);
     tf.clear(budget);
@@ -301,6 +311,12 @@ std::vector<size_t> forced_plan() {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<bool> merge_in_step_on{true};
+}  // namespace
+
+void scipis::set_merge_in_step(bool on) { merge_in_step_on.store(on); }
 
 void scipis::set_compaction_plan(std::vector<size_t> from) {
   std::lock_guard<std::mutex> lk(forced_plan_mu);
@@ -557,11 +573,73 @@ void compact_run(scipis_build* b) {
     for (size_t j = from_seg[i] == SIZE_MAX ? ix.segs.size() : from_seg[i]; j < ix.segs.size(); j++)
       for (uint32_t split = 0; split < sf; split++) most_terms += c.tf_meta(*ix.segs[j], split).size();
   }
+  // A run that keeps every document as it is (none dropped or folded,
+  // every number the same) merges its TF parts in step (index/tf_merge.h)
+  // into one segment, however many terms it holds, when its records fit
+  // one path index: adding its postings to a table cut a merge of the log
+  // corpus's four segments into four again. False, nothing written, when
+  // the run does not qualify.
+  auto merge_in_step = [&](uint32_t i) -> bool {
+    if (!merge_in_step_on.load() || cs.beside) return false;
+    IndexerState& ix = c.indexer(i);
+    for (uint64_t q = from[i]; q < ix.docs(); q++)
+      if (renum[i][q - from[i]] != q || c.chain_of(i, q) >= 0) return false;
+    std::string staged_buf;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++)
+      if (staged_input(cs, i, *ix.segs[j], staged_buf)) return false;
+    PathIndex paths(static_cast<uint64_t>(o.path_index_size));
+    std::vector<uint64_t> run_racy;
+    uint64_t next_seq = from[i];
+    DocInfo docs[kFileBlock];
+    size_t ends[kFileBlock];
+    std::string recpaths;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
+      if (cs.stop.load()) fail(SCIPIS_E_CANCELED, "compaction was cancelled");
+      SegmentState& s = *ix.segs[j];
+      const FileBlocks& fb = c.files(s);
+      for (size_t blk = 0; blk < fb.blocks(); blk++) {
+        recpaths.clear();
+        fb.decode(blk, docs, recpaths, ends);
+        for (size_t r = 0, pat = 0; r < fb.records_in(blk); pat = ends[r++]) {
+          DocInfo d = docs[r];
+          d.seq = next_seq++;
+          if (s.ref.run_started_ns != INT64_MIN && d.ctime_ns >= s.ref.run_started_ns - kRacyNs)
+            run_racy.push_back(d.seq);
+          paths.add(d, std::string_view(recpaths).substr(pat, ends[r] - pat));
+          if (paths.full()) return false;
+        }
+      }
+    }
+    if (next_seq != ix.docs()) fail(SCIPIS_E_INTERNAL, "compaction lost count of its documents");
+    std::vector<TfMergeInput> in;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
+      SegmentState& s = *ix.segs[j];
+      TfMergeInput t;
+      for (uint32_t split = 0; split < sf; split++) t.splits.push_back(&c.tf_meta(s, split));
+      t.data_path = c.tf_data_name(s);
+      t.region = [&c, &s, path = t.data_path](const TermRef& r) {
+        return region_in(path, c.region_bytes(s, r), r, c.verified(s));
+      };
+      in.push_back(std::move(t));
+    }
+    OutBuffer tf_data;
+    std::vector<OutBuffer> tf_meta;
+    TfMetaWriter meta;
+    merge_tf(in, sf, ix.docs(), &paths, tf_data, tf_meta, meta);
+    if (cs.stop.load()) fail(SCIPIS_E_CANCELED, "compaction was cancelled");
+    uint32_t seg_no = 0;
+    for (SegmentState* s : ix.segs) seg_no = std::max(seg_no, s->ref.seg + 1);
+    written[i].push_back(put_merged(gen, i, seg_no, from[i], tf_data, tf_meta, paths, static_cast<int>(sf),
+                                    cs.defer ? &cs.packs : nullptr, &cs.packs_mu));
+    racy[i].insert(racy[i].end(), run_racy.begin(), run_racy.end());
+    return true;
+  };
   auto merge_indexer = [&](uint32_t i) {
     IndexerState& ix = c.indexer(i);
     for (uint64_t q : ix.dead)
       if (from[i] == UINT64_MAX || q < from[i]) dead[i].push_back(q);
     if (from[i] == UINT64_MAX) return;
+    if (merge_in_step(i)) return;
     // Room for all it merges from the start (a segment's table takes a
     // few times its bytes): a merge that flushed at a small budget would
     // write as many segments as it read, planned again after every

@@ -105,6 +105,10 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes 
 // indexers start each indexer's at these segments (SIZE_MAX: none)
 // instead of where they would plan to; empty: as planned.
 void set_compaction_plan(std::vector<size_t> from);
+// Tests: false makes every merge add its postings to a table, as merges of
+// runs that drop, fold or renumber documents do (true: runs that keep
+// every document merge their TF parts in step, index/tf_merge.h).
+void set_merge_in_step(bool on);
 
 // A merge beside refreshes (SCIPIS_COMPACT_BESIDE) works in this
 // directory of the collection's, flock()ed on its file LOCK while it runs:

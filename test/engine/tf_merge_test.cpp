@@ -1,0 +1,169 @@
+// A merge in step (index/tf_merge.h) against the table merge it replaces
+// for runs that keep every document: the same bytes, one segment per
+// indexer whatever the table's size, every answer the oracle's; a damaged
+// input is an error naming its file, and the collection stays as it was.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <fstream>
+#include <random>
+
+#include "pipeline/compact.h"
+#include "query/collection.h"
+#include "util/fileio.h"
+#include "refresh_util.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using namespace refresh_util;
+
+namespace {
+
+// Logs of up to 60 KiB (a tiny table's flushes cut them), numbers (terms
+// of one document), words shared by all, terms of 255 bytes.
+std::string tree(std::mt19937& rng) {
+  const std::string root = testutil::scratch_dir();
+  for (int d = 0; d < 3; d++) fs::create_directories(root + "/d" + std::to_string(d));
+  for (int f = 0; f < 80; f++) {
+    std::string text = lines(rng, rng() % 60000);
+    for (int n = 0; n < 400; n++) text += " " + std::to_string(rng() % 1000000);
+    if (f % 7 == 0) text += " " + std::string(255, static_cast<char>('a' + f % 26));
+    testutil::write(root + "/d" + std::to_string(f % 3) + "/f" + std::to_string(f) + ".log", text);
+  }
+  return root;
+}
+
+// The segment files of dir's current generation, by name.
+std::map<std::string, std::string> segment_files(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    // seg_N.* in an indexer's directory, or packed: <dir>.seg_N.pack.
+    const bool packed = name.find(".seg_") != std::string::npos;
+    if (!e.is_regular_file() || (name.rfind("seg_", 0) != 0 && !packed)) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    out[packed ? name : e.path().parent_path().filename().string() + "/" + name] =
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return out;
+}
+
+uint64_t segments_of(const std::string& dir) {
+  scipis::Collection c(dir);
+  return c.manifest().segments.size();
+}
+
+}  // namespace
+
+TEST(TfMerge, InStepWritesWhatABigEnoughTableWrites) {
+  std::mt19937 rng(48);
+  const std::string root = tree(rng);
+  scipis_options o = tiny_options();
+  o.path_index_size = 16 << 20;  // every record of a run in one path index
+  const std::string built = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(built, root, o, &st, &err), 0) << err.message;
+  ASSERT_GT(st.segments, 6u) << "several flushes per indexer, documents cut";
+  const std::string in_step = testutil::scratch_dir(), by_table = testutil::scratch_dir();
+  fs::copy(built, in_step, fs::copy_options::recursive);
+  fs::copy(built, by_table, fs::copy_options::recursive);
+
+  // In step, at the build's tiny table: one segment per indexer.
+  ASSERT_EQ(compact(in_step, o, true, &st, &err), 0) << err.message;
+  EXPECT_EQ(segments_of(in_step), 2u);
+  check(in_step, root, "in step", {"w1 w12", "w3", std::string(255, 'a')});
+
+  // Through a table that holds every term: the same one segment each.
+  scipis::set_merge_in_step(false);
+  scipis_options big = o;
+  big.tfidf_index_size = 256 << 20;
+  const int rc = compact(by_table, big, true, &st, &err);
+  scipis::set_merge_in_step(true);
+  ASSERT_EQ(rc, 0) << err.message;
+  ASSERT_EQ(segments_of(by_table), 2u);
+  const auto a = segment_files(in_step), b = segment_files(by_table);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, bytes] : a) {
+    ASSERT_TRUE(b.count(name)) << name;
+    EXPECT_TRUE(bytes == b.at(name)) << name << ": " << bytes.size() << " bytes against " << b.at(name).size();
+  }
+  EXPECT_GE(a.size(), 2u) << "a file or more per indexer";
+
+  // The table at the build's size cuts the merge into several again.
+  scipis::set_merge_in_step(false);
+  const std::string cut = testutil::scratch_dir();
+  fs::copy(built, cut, fs::copy_options::recursive);
+  const int rc2 = compact(cut, o, true, &st, &err);
+  scipis::set_merge_in_step(true);
+  ASSERT_EQ(rc2, 0) << err.message;
+  EXPECT_GT(segments_of(cut), 2u);
+  for (const std::string& d : {built, in_step, by_table, cut}) testutil::rm_rf(d);
+  testutil::rm_rf(root);
+}
+
+// Records that do not fit one path index (3,000 files, 64 KiB): the merge
+// goes through the table and its flushes instead (more than a segment per
+// indexer), with the same answers.
+TEST(TfMerge, RunsPastAPathIndexMergeByTable) {
+  std::mt19937 rng(49);
+  const std::string root = testutil::scratch_dir();
+  for (int d = 0; d < 10; d++) fs::create_directories(root + "/d" + std::to_string(d));
+  for (int f = 0; f < 3000; f++)
+    testutil::write(root + "/d" + std::to_string(f % 10) + "/f" + std::to_string(f) + ".log",
+                    lines(rng, 50 + rng() % 400) + " " + std::to_string(rng() % 100000));
+  const scipis_options o = tiny_options();  // 64 KiB of path index
+  const std::string dir = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  EXPECT_GT(segments_of(dir), 2u) << "cut where the path index filled";
+  check(dir, root, "by table", {"w1 w12", "w3"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
+// A byte of an input's postings flipped: the merge fails naming the file,
+// and the collection answers from the generation it had.
+TEST(TfMerge, DamagedInputIsAnErrorNamingIt) {
+  std::mt19937 rng(50);
+  const std::string root = tree(rng);
+  scipis_options o = tiny_options();
+  o.path_index_size = 16 << 20;
+  o.indexer_threads = 1;
+  o.split_factor = 1;
+  const std::string dir = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  std::string data;
+  uint64_t largest = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string p = e.path().string();
+    if (e.is_regular_file() && p.find("tfidf_index_0/seg_") != std::string::npos && p.size() > 5 &&
+        p.compare(p.size() - 5, 5, ".data") == 0 && fs::file_size(e.path()) > largest) {
+      largest = fs::file_size(e.path());
+      data = p;
+    }
+  }
+  ASSERT_FALSE(data.empty());
+  const uint64_t generation = scipis::Collection(dir).manifest().generation;
+  {
+    std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(largest / 2));
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(static_cast<std::streamoff>(largest / 2));
+    c = static_cast<char>(c ^ 0x10);
+    f.write(&c, 1);
+  }
+  ASSERT_NE(compact(dir, o, true, &st, &err), 0);
+  EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
+  EXPECT_NE(std::string(err.message).find(fs::path(data).filename().string()), std::string::npos) << err.message;
+  EXPECT_EQ(scipis::Collection(dir).manifest().generation, generation);
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
