@@ -3,6 +3,9 @@
 // times an older format against this one on the same tree and queries.
 //
 //   door_query_bench build TREE INDEX_DIR     (one reader, one indexer)
+//   door_query_bench compact INDEX_DIR        (every segment merged, as
+//                                             scipis_compact; engines that
+//                                             have compaction only)
 //   door_query_bench query INDEX_DIR QUERIES_TSV PASSES K > OUT.csv
 //
 // query: every query of QUERIES_TSV (pick_queries' output) in PASSES
@@ -46,6 +49,36 @@ int build(const char* tree, const char* dir) {
     return 1;
   }
   return 0;
+}
+
+int compact(const char* dir) {
+#ifdef SCIPIS_COMPACT_ALL
+  scipis_options o;
+  scipis_options_init(&o);
+  o.reader_threads = 1;
+  o.indexer_threads = 1;
+  scipis_error err;
+  scipis_build* b = scipis_compact_start(dir, &o, SCIPIS_COMPACT_ALL, &err);
+  if (!b) {
+    std::fprintf(stderr, "compact: %s\n", err.message);
+    return 1;
+  }
+  while (!scipis_build_wait(b, 100)) {
+  }
+  scipis_build_stats st;
+  if (scipis_build_finish(b, &st, &err)) {
+    std::fprintf(stderr, "compact: %s\n", err.message);
+    return 1;
+  }
+  std::fprintf(stderr, "compact: %llu segments merged into %llu in %.3f s\n",
+               static_cast<unsigned long long>(st.segments_merged), static_cast<unsigned long long>(st.segments),
+               st.seconds);
+  return 0;
+#else
+  (void)dir;
+  std::fprintf(stderr, "compact: this engine has no compaction\n");
+  return 2;
+#endif
 }
 
 uint64_t digest(const scipis_docs& d) {
@@ -114,10 +147,12 @@ int query(const char* dir, const char* tsv, int passes, int64_t k) {
 
 int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[1], "build") == 0) return build(argv[2], argv[3]);
+  if (argc == 3 && std::strcmp(argv[1], "compact") == 0) return compact(argv[2]);
   if (argc == 6 && std::strcmp(argv[1], "query") == 0)
     return query(argv[2], argv[3], std::atoi(argv[4]), std::atoll(argv[5]));
   std::fprintf(stderr,
                "usage: door_query_bench build TREE INDEX_DIR\n"
+               "       door_query_bench compact INDEX_DIR\n"
                "       door_query_bench query INDEX_DIR QUERIES_TSV PASSES K\n");
   return 2;
 }

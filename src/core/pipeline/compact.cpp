@@ -580,10 +580,12 @@ void compact_run(scipis_build* b) {
   // corpus's four segments into four again. False, nothing written, when
   // the run does not qualify.
   auto merge_in_step = [&](uint32_t i) -> bool {
-    if (!merge_in_step_on.load() || cs.beside) return false;
+    if (!merge_in_step_on.load()) return false;
     IndexerState& ix = c.indexer(i);
+    // (Beside refreshes a tombstoned document keeps its number and loses
+    // its postings: not kept as it is.)
     for (uint64_t q = from[i]; q < ix.docs(); q++)
-      if (renum[i][q - from[i]] != q || c.chain_of(i, q) >= 0) return false;
+      if (renum[i][q - from[i]] != q || c.chain_of(i, q) >= 0 || ix.is_dead(q)) return false;
     std::string staged_buf;
     for (size_t j = from_seg[i]; j < ix.segs.size(); j++)
       if (staged_input(cs, i, *ix.segs[j], staged_buf)) return false;
