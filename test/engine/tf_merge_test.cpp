@@ -70,8 +70,11 @@ TEST(TfMerge, InStepWritesWhatABigEnoughTableWrites) {
   fs::copy(built, in_step, fs::copy_options::recursive);
   fs::copy(built, by_table, fs::copy_options::recursive);
 
-  // In step, at the build's tiny table: one segment per indexer.
-  ASSERT_EQ(compact(in_step, o, true, &st, &err), 0) << err.message;
+  // In step: one segment per indexer, whatever the table (1 MiB: the
+  // build's 64 KiB held a few thousand terms).
+  scipis_options one_mib = o;
+  one_mib.tfidf_index_size = 1 << 20;
+  ASSERT_EQ(compact(in_step, one_mib, true, &st, &err), 0) << err.message;
   EXPECT_EQ(segments_of(in_step), 2u);
   check(in_step, root, "in step", {"w1 w12", "w3", std::string(255, 'a')});
 
@@ -95,11 +98,18 @@ TEST(TfMerge, InStepWritesWhatABigEnoughTableWrites) {
   scipis::set_merge_in_step(false);
   const std::string cut = testutil::scratch_dir();
   fs::copy(built, cut, fs::copy_options::recursive);
-  const int rc2 = compact(cut, o, true, &st, &err);
+  const int rc2 = compact(cut, one_mib, true, &st, &err);
   scipis::set_merge_in_step(true);
   ASSERT_EQ(rc2, 0) << err.message;
   EXPECT_GT(segments_of(cut), 2u);
-  for (const std::string& d : {built, in_step, by_table, cut}) testutil::rm_rf(d);
+  // And so does a run past what a merge in step may hold (48 bytes a
+  // term of its inputs, 8 tables of 64 KiB: 10,922 terms).
+  const std::string bounded = testutil::scratch_dir();
+  fs::copy(built, bounded, fs::copy_options::recursive);
+  ASSERT_EQ(compact(bounded, o, true, &st, &err), 0) << err.message;
+  EXPECT_GT(segments_of(bounded), 2u);
+  check(bounded, root, "bounded", {"w1 w12"});
+  for (const std::string& d : {built, in_step, by_table, cut, bounded}) testutil::rm_rf(d);
   testutil::rm_rf(root);
 }
 
@@ -160,7 +170,9 @@ TEST(TfMerge, DamagedInputIsAnErrorNamingIt) {
     c = static_cast<char>(c ^ 0x10);
     f.write(&c, 1);
   }
-  ASSERT_NE(compact(dir, o, true, &st, &err), 0);
+  scipis_options merge = o;
+  merge.tfidf_index_size = 1 << 20;  // in step (a 64 KiB table's bound is too small)
+  ASSERT_NE(compact(dir, merge, true, &st, &err), 0);
   EXPECT_EQ(err.code, SCIPIS_E_CORRUPT) << err.message;
   EXPECT_NE(std::string(err.message).find(fs::path(data).filename().string()), std::string::npos) << err.message;
   EXPECT_EQ(scipis::Collection(dir).manifest().generation, generation);

@@ -587,8 +587,15 @@ void compact_run(scipis_build* b) {
     for (uint64_t q = from[i]; q < ix.docs(); q++)
       if (renum[i][q - from[i]] != q || c.chain_of(i, q) >= 0 || ix.is_dead(q)) return false;
     std::string staged_buf;
-    for (size_t j = from_seg[i]; j < ix.segs.size(); j++)
+    uint64_t terms = 0;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
       if (staged_input(cs, i, *ix.segs[j], staged_buf)) return false;
+      for (uint32_t split = 0; split < sf; split++) terms += c.tf_meta(*ix.segs[j], split).size();
+    }
+    // It holds a df and the dictionary's notes per term (36 bytes a term
+    // of its inputs on the log corpus): past kInStepTableShare times the
+    // table a merge may hold, the table's flushes bound it instead.
+    if (terms * kInStepBytesPerTerm > kInStepTableShare * static_cast<uint64_t>(o.tfidf_index_size)) return false;
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
     std::vector<uint64_t> run_racy;
     uint64_t next_seq = from[i];

@@ -29,6 +29,10 @@ namespace scipis {
 
 class Collection;
 
+// A merge in step (index/tf_merge.h) is taken for runs of at most this
+// many times tfidf_index_size at this many bytes per term of its inputs.
+constexpr uint64_t kInStepBytesPerTerm = 48;
+constexpr uint64_t kInStepTableShare = 8;
 // Merges begin once an indexer's tail tier holds this many segments; a
 // segment is in the tail tier while it is at most kTierRatio times the
 // size of the segments after it: sizes fall geometrically from the oldest
