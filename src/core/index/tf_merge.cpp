@@ -200,7 +200,8 @@ TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64
           code[j] = uint64_t{d} << 1;
           x[j] = static_cast<uint64_t>(out - start);
           blocks++;
-          if (d >= hot_from && static_cast<size_t>(out - start) <= UINT32_MAX)
+          // (A hot entry holds a 32-bit df and length.)
+          if (d >= hot_from && d <= UINT32_MAX && static_cast<size_t>(out - start) <= UINT32_MAX)
             meta.add_hot(p.term, static_cast<uint64_t>(start - base), static_cast<uint32_t>(out - start),
                          static_cast<uint32_t>(d));
         }
