@@ -211,12 +211,7 @@ TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64
     if (i != df.size()) fail(SCIPIS_E_INTERNAL, "TF merge read a split twice differently");
   }
   meta.finish(splits, count.data(), bytes.data(), base_seq, metas);
-  data.trim(static_cast<size_t>(out - base));
-  FileHeader h;
-  h.count = blocks;
-  std::string header;
-  put_header(header, kMagicTfData, h);
-  std::memcpy(data.data(), header.data(), kHeaderSize);
+  seal_tf_data(data, static_cast<size_t>(out - base), blocks);
   return st;
 }
 

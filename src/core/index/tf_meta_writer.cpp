@@ -33,6 +33,15 @@ size_t data_reserve(size_t terms, size_t postings) {
   return kHeaderSize + terms * (14 + 49) + postings * (8 + 4) + postings / kBlockPostings * 49;
 }
 
+void seal_tf_data(OutBuffer& data, size_t bytes, uint64_t regions) {
+  data.trim(bytes);
+  FileHeader h;
+  h.count = regions;
+  std::string header;
+  put_header(header, kMagicTfData, h);
+  std::memcpy(data.data(), header.data(), kHeaderSize);
+}
+
 size_t TfMetaWriter::held_bound(size_t terms, size_t term_bytes, size_t splits) {
   // Groups (two words each; a split's last group may be short) and hot
   // terms, each vector at most twice what it holds, and the notes.

@@ -26,6 +26,10 @@ size_t meta_reserve(size_t terms, size_t term_bytes);
 // file, its header included.
 size_t data_reserve(size_t terms, size_t postings);
 
+// Keeps the first bytes of a TF data file written into data (its header's
+// room included) and writes that header: regions posting regions.
+void seal_tf_data(OutBuffer& data, size_t bytes, uint64_t regions);
+
 // A split's hot df: the least df >= 2 that leaves at most n / kHotShare of
 // its terms at or above it (past every df: none is hot). df(i): term i's.
 template <typename Df>

@@ -508,12 +508,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     }
   }
   meta_.finish(sf, split_count.data(), split_bytes.data(), base_seq, metas);
-  data.trim(static_cast<size_t>(out - base));
-  FileHeader h;
-  h.count = blocks;
-  std::string header;
-  put_header(header, kMagicTfData, h);
-  std::memcpy(data.data(), header.data(), kHeaderSize);
+  seal_tf_data(data, static_cast<size_t>(out - base), blocks);
 }
 
 void TfIdfIndex::clear(uint64_t budget) {
