@@ -120,59 +120,73 @@ struct Pending {
 TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64_t seq_limit,
                       const PathIndex* docs, OutBuffer& data, std::vector<OutBuffer>& metas,
                       TfMetaWriter& meta) {
-  for (const TfMergeInput& i : in)
-    if (i.splits.size() != splits) fail(SCIPIS_E_INTERNAL, "TF merge input of %zu splits, not %zu", i.splits.size(), splits);
-  // First every split's terms, term bytes and dfs: a split's hot df and
-  // every buffer's size are needed before its first region.
+  // Postings are stored from the first seq any input holds (each input's
+  // from its own first).
+  uint64_t base_seq = UINT64_MAX, in_terms = 0, in_bytes = 0;
+  for (const TfMergeInput& i : in) {
+    if (i.splits.size() != splits)
+      fail(SCIPIS_E_INTERNAL, "TF merge input of %zu splits, not %zu", i.splits.size(), splits);
+    in_bytes += i.data_bytes;
+    for (const TfMeta* m : i.splits)
+      if (m->size()) {
+        base_seq = std::min(base_seq, m->base());
+        in_terms += m->size();
+      }
+  }
+  if (base_seq == UINT64_MAX) base_seq = 0;
   TfMergeStats st;
   std::vector<size_t> count(splits, 0), bytes(splits, 0);
-  std::vector<std::vector<uint64_t>> dfs(splits);
-  std::vector<uint64_t> seqs;
-  std::vector<uint32_t> tfs;
-  uint64_t base_seq = UINT64_MAX;
-  for (size_t s = 0; s < splits; s++) {
-    SplitMerge sm(in, s);
-    while (sm.next()) {
-      sm.postings(seq_limit, seqs, tfs);
-      dfs[s].push_back(seqs.size());
-      bytes[s] += sm.term().size();
-      st.postings += seqs.size();
-      base_seq = std::min(base_seq, seqs.front());
-    }
-    count[s] = dfs[s].size();
-    st.terms += count[s];
-  }
-  if (st.terms == 0) base_seq = 0;
-  size_t all_bytes = 0;
-  for (size_t b : bytes) all_bytes += b;
-  data.reset(data_reserve(st.terms, st.postings));
-  char* const base = data.data();
-  char* out = base + kHeaderSize;
+  // The data grows as needed (the regions are about as large as the
+  // inputs'), a group's room made before it is written.
+  data.reset(kHeaderSize + in_bytes + in_bytes / 4 + 4096);
+  size_t used = kHeaderSize;
+  auto room = [&](size_t need) {
+    if (used + need <= data.size()) return;
+    OutBuffer bigger(std::max(2 * data.size(), used + need));
+    std::memcpy(bigger.data(), data.data(), used);
+    data = std::move(bigger);
+  };
   uint64_t blocks = 0;
-  meta.reset(st.terms, all_bytes);
+  meta.reset(static_cast<size_t>(in_terms), static_cast<size_t>(8 * in_terms));
   auto len_of = [docs](uint64_t seq) { return docs ? docs->tokens_of(seq) : 0; };
   // Two groups' terms, one being written while the last one's last term
   // stays where the dictionary's notes read it from.
   std::array<std::array<Pending, kTermGroup>, 2> group;
   size_t parity = 0;
+  // A split's dfs, and its terms that may be hot (a region of 32-bit df
+  // and length): which are is known once every df is.
+  std::vector<uint64_t> dfs;
+  struct Candidate {
+    uint64_t offset;
+    uint32_t len, df, group;
+    size_t term_at, term_len;
+  };
+  std::vector<Candidate> candidates;
+  std::string candidate_bytes;
   for (size_t s = 0; s < splits; s++) {
     meta.begin_split();
-    const std::vector<uint64_t>& df = dfs[s];
-    const uint64_t hot_from = hot_df([&df](size_t i) { return df[i]; }, df.size());
+    dfs.clear();
+    candidates.clear();
+    candidate_bytes.clear();
     SplitMerge sm(in, s);
-    size_t i = 0;
     bool more = sm.next();
-    while (more) {
+    for (uint32_t gi = 0; more; gi++) {
       std::array<Pending, kTermGroup>& g = group[parity];
       parity ^= 1;
-      size_t n = 0;
-      for (; n < kTermGroup && more; n++, i++) {
+      size_t n = 0, need = 4;
+      for (; n < kTermGroup && more; n++) {
         g[n].term.assign(sm.term());
         sm.postings(seq_limit, g[n].seqs, g[n].tfs);
-        if (i >= df.size() || g[n].seqs.size() != df[i])
-          fail(SCIPIS_E_INTERNAL, "TF merge read a split twice differently");
+        const size_t d = g[n].seqs.size();
+        dfs.push_back(d);
+        bytes[s] += g[n].term.size();
+        st.postings += d;
+        need += 63 + 12 * d + d / kBlockPostings * 49;  // data_reserve's share of a term
         more = sm.next();
       }
+      room(need);
+      char* const base = data.data();
+      char* out = base + used;
       // Small regions, their crc, then large ones.
       meta.add_group(static_cast<uint64_t>(out - base));
       char* const span = out;
@@ -201,17 +215,26 @@ TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64
           x[j] = static_cast<uint64_t>(out - start);
           blocks++;
           // (A hot entry holds a 32-bit df and length.)
-          if (d >= hot_from && d <= UINT32_MAX && static_cast<size_t>(out - start) <= UINT32_MAX)
-            meta.add_hot(p.term, static_cast<uint64_t>(start - base), static_cast<uint32_t>(out - start),
-                         static_cast<uint32_t>(d));
+          if (d <= UINT32_MAX && static_cast<size_t>(out - start) <= UINT32_MAX) {
+            candidates.push_back(Candidate{static_cast<uint64_t>(start - base), static_cast<uint32_t>(out - start),
+                                           static_cast<uint32_t>(d), gi, candidate_bytes.size(), p.term.size()});
+            candidate_bytes.append(p.term);
+          }
         }
       }
+      used = static_cast<size_t>(out - base);
       for (size_t j = 0; j < n; j++) meta.add_entry(g[j].term, j == 0, code[j], x[j]);
     }
-    if (i != df.size()) fail(SCIPIS_E_INTERNAL, "TF merge read a split twice differently");
+    const uint64_t hot_from = hot_df([&](size_t i) { return dfs[i]; }, dfs.size());
+    for (const Candidate& c : candidates)
+      if (c.df >= hot_from)
+        meta.add_hot(std::string_view(candidate_bytes).substr(c.term_at, c.term_len), c.offset, c.len, c.df,
+                     c.group);
+    count[s] = dfs.size();
+    st.terms += count[s];
   }
   meta.finish(splits, count.data(), bytes.data(), base_seq, metas);
-  seal_tf_data(data, static_cast<size_t>(out - base), blocks);
+  seal_tf_data(data, used, blocks);
   return st;
 }
 

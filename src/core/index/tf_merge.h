@@ -2,8 +2,9 @@
 // in-memory table: each split's dictionaries are read in step, a group at
 // a time (they are sorted by bytes), and a term's postings are its
 // segments' in order, a document that a flush cut (in two segments, under
-// one seq) summed. Memory: the dictionary's notes and a df per term of the
-// output, not a table slot per term, so that a merge is not cut into as
+// one seq) summed; one pass. Memory: the dictionary's notes and a df per
+// term of the output (and the split's regions that may be hot), not a
+// table slot per term, so that a merge is not cut into as
 // many segments as it reads (a table holds a quarter of the log corpus's
 // 4.6 million terms). The bytes are those TfIdfIndex::serialise writes
 // for the same postings (both write through TfMetaWriter).
@@ -26,6 +27,7 @@ namespace scipis {
 struct TfMergeInput {
   std::vector<const TfMeta*> splits;
   std::string data_path;  // named in errors
+  uint64_t data_bytes = 0;  // of its TF data file: the merged one's first size
   // The bytes a term's TermRef names (read_offset, read_len) checked and
   // cut to its region (region_in).
   std::function<std::string_view(const TermRef&)> region;

@@ -70,10 +70,9 @@ void TfMetaWriter::add_group(uint64_t data_offset) {
 
 void TfMetaWriter::set_small_bytes(uint64_t bytes) { group_data_.back() = bytes; }
 
-void TfMetaWriter::add_hot(std::string_view term, uint64_t offset, uint32_t len, uint32_t df) {
+void TfMetaWriter::add_hot(std::string_view term, uint64_t offset, uint32_t len, uint32_t df, uint32_t group) {
   const size_t at = hot_bytes_.size();
   hot_bytes_.insert(hot_bytes_.end(), term.begin(), term.end());
-  const uint32_t group = static_cast<uint32_t>(group_data_.size() / 2 - 1 - split_group0_.back());
   hot_.push_back(HotTerm{offset,
                          static_cast<uint32_t>(dict_hash(std::string_view(hot_bytes_.data() + at, term.size())) >> 32),
                          len, df, group, static_cast<uint32_t>(at), static_cast<uint8_t>(term.size())});

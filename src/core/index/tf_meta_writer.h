@@ -46,9 +46,9 @@ class TfMetaWriter {
   void add_group(uint64_t data_offset);
   // The bytes of the last group's small regions (before their crc).
   void set_small_bytes(uint64_t bytes);
-  // A term of the last group whose region (at offset, len bytes, df
-  // postings) is hot.
-  void add_hot(std::string_view term, uint64_t offset, uint32_t len, uint32_t df);
+  // A term of the split's group (numbered in the split) whose region (at
+  // offset, len bytes, df postings) is hot.
+  void add_hot(std::string_view term, uint64_t offset, uint32_t len, uint32_t df, uint32_t group);
   // The split's next entry; a group's first has first set. The term's
   // bytes must stay where they are until the next add (DictEncoder::add).
   void add_entry(std::string_view term, bool first, uint64_t code, uint64_t x) {

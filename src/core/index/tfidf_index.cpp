@@ -494,7 +494,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
           blocks++;
           if (e->df >= hot_from && static_cast<size_t>(out - start) <= UINT32_MAX) {
             meta_.add_hot(term_at(g0 + j), static_cast<uint64_t>(start - base),
-                          static_cast<uint32_t>(out - start), e->df);
+                          static_cast<uint32_t>(out - start), e->df, static_cast<uint32_t>(g));
           }
         }
       }

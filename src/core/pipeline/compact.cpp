@@ -626,6 +626,7 @@ void compact_run(scipis_build* b) {
       TfMergeInput t;
       for (uint32_t split = 0; split < sf; split++) t.splits.push_back(&c.tf_meta(s, split));
       t.data_path = c.tf_data_name(s);
+      t.data_bytes = s.ref.tf_data_bytes;
       t.region = [&c, &s, path = t.data_path](const TermRef& r) {
         return region_in(path, c.region_bytes(s, r), r, c.verified(s));
       };
