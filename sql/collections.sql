@@ -53,3 +53,23 @@ SELECT count(*) AS rows, (SELECT count(*) FROM scipis_search('error', 'loghub', 
                               EXCEPT SELECT path, score FROM scipis_search('error', 'loghub', NULL)) d)
          AS differing
 FROM many;
+
+-- A build whose table holds a few thousand terms writes several segments;
+-- scipis_compact merges each indexer's in step into one, however many
+-- terms: the same answers, bit for bit, as the collection built whole.
+SELECT scipis_create_collection('loghub_small_table', :'root',
+                                '{"tfidf_index_size": 1048576, "indexer_threads": 1}');
+SELECT segments > 1 AS several_segments FROM scipis_index('loghub_small_table');
+SELECT segments_merged > 1 AS merged, segments FROM scipis_compact('loghub_small_table');
+SELECT q, count(*) AS differing
+FROM unnest(ARRAY['error', 'connection closed', 'failed password', 'INFO', 'blk_ 0', 'zzz']) q,
+LATERAL ((SELECT path, score FROM scipis_search(q, 'loghub_small_table', k => NULL)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'loghub', k => NULL))
+         UNION ALL
+         (SELECT path, score FROM scipis_search(q, 'loghub', k => NULL)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'loghub_small_table', k => NULL))
+         UNION ALL
+         (SELECT path, score FROM scipis_search(q, 'loghub', k => 5)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'loghub_small_table', k => 5))) d
+GROUP BY q ORDER BY q;
+SELECT scipis_drop_collection('loghub_small_table');
