@@ -78,6 +78,7 @@ class SplitMerge {
       const TermRef& r = cursors_[j].ref();
       const size_t from = seqs.size();
       if (r.len == 0) {
+        if (r.seq >= seq_limit) fail_corrupt(in_[j].data_path, "posting names an unknown document");
         put(j, from, r.seq, r.tf, seqs, tfs);
         continue;
       }
