@@ -179,3 +179,40 @@ TEST(TfMerge, DamagedInputIsAnErrorNamingIt) {
   testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }
+
+// Beside refreshes (SCIPIS_COMPACT_BESIDE), a build's run keeps every
+// document too: merged in step into one segment per indexer, where the
+// table of the same size cuts it into several.
+TEST(TfMerge, BesideRefreshesTooWhenTheRunKeepsEveryDocument) {
+  std::mt19937 rng(51);
+  const std::string root = tree(rng);
+  scipis_options o = tiny_options();
+  o.path_index_size = 16 << 20;
+  const std::string built = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(built, root, o, &st, &err), 0) << err.message;
+  ASSERT_GT(st.segments, 6u);
+  o.tfidf_index_size = 1 << 20;
+  auto beside = [&](const std::string& dir) {
+    scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE, &err);
+    if (!b) return -1;
+    while (!scipis_build_wait(b, 100)) {
+    }
+    return scipis_build_finish(b, &st, &err);
+  };
+  const std::string in_step = testutil::scratch_dir(), by_table = testutil::scratch_dir();
+  fs::copy(built, in_step, fs::copy_options::recursive);
+  fs::copy(built, by_table, fs::copy_options::recursive);
+  ASSERT_EQ(beside(in_step), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 0u);
+  EXPECT_EQ(segments_of(in_step), 2u);
+  check(in_step, root, "beside, in step", {"w1 w12", "w3"});
+  scipis::set_merge_in_step(false);
+  const int rc = beside(by_table);
+  scipis::set_merge_in_step(true);
+  ASSERT_EQ(rc, 0) << err.message;
+  EXPECT_GT(segments_of(by_table), 2u);
+  for (const std::string& d : {built, in_step, by_table}) testutil::rm_rf(d);
+  testutil::rm_rf(root);
+}

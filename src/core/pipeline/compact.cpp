@@ -586,12 +586,9 @@ void compact_run(scipis_build* b) {
     // its postings: not kept as it is.)
     for (uint64_t q = from[i]; q < ix.docs(); q++)
       if (renum[i][q - from[i]] != q || c.chain_of(i, q) >= 0 || ix.is_dead(q)) return false;
-    std::string staged_buf;
     uint64_t terms = 0;
-    for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
-      if (staged_input(cs, i, *ix.segs[j], staged_buf)) return false;
+    for (size_t j = from_seg[i]; j < ix.segs.size(); j++)
       for (uint32_t split = 0; split < sf; split++) terms += c.tf_meta(*ix.segs[j], split).size();
-    }
     // It holds a df and the dictionary's notes per term (36 bytes a term
     // of its inputs on the log corpus): past kInStepTableShare times the
     // table a merge may hold, the table's flushes bound it instead.
@@ -621,15 +618,27 @@ void compact_run(scipis_build* b) {
     }
     if (next_seq != ix.docs()) fail(SCIPIS_E_INTERNAL, "compaction lost count of its documents");
     std::vector<TfMergeInput> in;
+    // A merge beside refreshes reads the TF data it staged when it began
+    // (refreshes may replace the files since), as invert() does.
+    std::vector<std::string> staged_bufs(ix.segs.size());
     for (size_t j = from_seg[i]; j < ix.segs.size(); j++) {
       SegmentState& s = *ix.segs[j];
       TfMergeInput t;
       for (uint32_t split = 0; split < sf; split++) t.splits.push_back(&c.tf_meta(s, split));
       t.data_path = c.tf_data_name(s);
       t.data_bytes = s.ref.tf_data_bytes;
-      t.region = [&c, &s, path = t.data_path](const TermRef& r) {
-        return region_in(path, c.region_bytes(s, r), r, c.verified(s));
-      };
+      if (const std::string* staged = staged_input(cs, i, s, staged_bufs[j])) {
+        if (staged->size() != s.ref.tf_data_bytes)
+          fail_corrupt(t.data_path, "file size differs from the manifest (truncated or overwritten)");
+        t.region = [staged, path = t.data_path](const TermRef& r) {
+          if (r.read_offset() > staged->size()) fail_corrupt(path, "posting region outside the file");
+          return region_in(path, std::string_view(*staged).substr(r.read_offset(), r.read_len()), r);
+        };
+      } else {
+        t.region = [&c, &s, path = t.data_path](const TermRef& r) {
+          return region_in(path, c.region_bytes(s, r), r, c.verified(s));
+        };
+      }
       in.push_back(std::move(t));
     }
     OutBuffer tf_data;
