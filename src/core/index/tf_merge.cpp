@@ -22,10 +22,10 @@ class SplitCursor {
   const std::string& term() const { return buf_[at_].first; }
   const TermRef& ref() const { return buf_[at_].second; }
   void next() {
-    last_.assign(buf_[at_].first);
-    at_++;
+    if (++at_ < buf_.size()) return;  // a group's order is checked as it is decoded
+    // Across groups, here.
+    last_.swap(buf_.back().first);
     fill();
-    // Groups are checked one by one; their order, here.
     if (!done() && !(last_ < term())) fail_corrupt(*path_ + " (dictionary)", "terms out of order");
   }
 
@@ -118,9 +118,8 @@ struct Pending {
 
 }  // namespace
 
-TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64_t seq_limit,
-                      const PathIndex* docs, OutBuffer& data, std::vector<OutBuffer>& metas,
-                      TfMetaWriter& meta) {
+void merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64_t seq_limit, const PathIndex* docs,
+              OutBuffer& data, std::vector<OutBuffer>& metas, TfMetaWriter& meta) {
   // Postings are stored from the first seq any input holds (each input's
   // from its own first).
   uint64_t base_seq = UINT64_MAX, in_terms = 0, in_bytes = 0;
@@ -135,7 +134,6 @@ TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64
       }
   }
   if (base_seq == UINT64_MAX) base_seq = 0;
-  TfMergeStats st;
   std::vector<size_t> count(splits, 0), bytes(splits, 0);
   // The data grows as needed (the regions are about as large as the
   // inputs'), a group's room made before it is written.
@@ -181,7 +179,6 @@ TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64
         const size_t d = g[n].seqs.size();
         dfs.push_back(d);
         bytes[s] += g[n].term.size();
-        st.postings += d;
         need += 63 + 12 * d + d / kBlockPostings * 49;  // data_reserve's share of a term
         more = sm.next();
       }
@@ -232,11 +229,9 @@ TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64
         meta.add_hot(std::string_view(candidate_bytes).substr(c.term_at, c.term_len), c.offset, c.len, c.df,
                      c.group);
     count[s] = dfs.size();
-    st.terms += count[s];
   }
   meta.finish(splits, count.data(), bytes.data(), base_seq, metas);
   seal_tf_data(data, used, blocks);
-  return st;
 }
 
 }  // namespace scipis

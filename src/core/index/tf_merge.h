@@ -33,15 +33,10 @@ struct TfMergeInput {
   std::function<std::string_view(const TermRef&)> region;
 };
 
-struct TfMergeStats {
-  uint64_t terms = 0, postings = 0;
-};
-
 // Writes the merged TF data into data and the splits into metas (through
 // meta, whose memory is reused). Seqs lie below seq_limit; docs, when
 // given, knows the merged documents' lengths (block bounds).
-TfMergeStats merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64_t seq_limit,
-                      const PathIndex* docs, OutBuffer& data, std::vector<OutBuffer>& metas,
-                      TfMetaWriter& meta);
+void merge_tf(const std::vector<TfMergeInput>& in, size_t splits, uint64_t seq_limit, const PathIndex* docs,
+              OutBuffer& data, std::vector<OutBuffer>& metas, TfMetaWriter& meta);
 
 }  // namespace scipis

@@ -43,9 +43,11 @@ void seal_tf_data(OutBuffer& data, size_t bytes, uint64_t regions) {
 }
 
 size_t TfMetaWriter::held_bound(size_t terms, size_t term_bytes, size_t splits) {
-  // Groups (two words each; a split's last group may be short) and hot
-  // terms, each vector at most twice what it holds, and the notes.
-  return 2 * (terms / kTermGroup + splits) * 2 * sizeof(uint64_t) + 2 * hot_bound(terms) * sizeof(HotTerm) +
+  // Groups (three words each, as the index held before this writer: two
+  // for the group, one for the splits' bookkeeping; a split's last group
+  // may be short) and hot terms, each vector at most twice what it holds,
+  // and the notes.
+  return 2 * (terms / kTermGroup + splits) * 3 * sizeof(uint64_t) + 2 * hot_bound(terms) * sizeof(HotTerm) +
          2 * hot_bytes_bound(terms, term_bytes) + 2 * DictEncoder::notes_bound(terms, term_bytes);
 }
 
