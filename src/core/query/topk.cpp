@@ -244,9 +244,7 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
   // document counted once.
   ScratchHold hold;
   std::vector<std::vector<TermBlocks>>& lists = hold.get().lists;
-  lists.resize(ni);
-  for (auto& l : lists)
-    for (TermBlocks& tb : l) tb.release();
+  lists.resize(ni);  // released as the last query ended (ScratchHold)
   std::vector<uint64_t> df(nt, 0);
   ChainTally chains(c, terms);
   for (uint32_t i = 0; i < ni; i++) {
@@ -433,11 +431,10 @@ std::vector<Hit> topk_search(Collection& c, const std::vector<QueryTerm>& terms,
         // vectors and Scorer's branch, this loop was a fifth of a query.
         const Posting* at[kTopkMaxTerms];
         const Posting* end[kTopkMaxTerms];
-        bool ess[kTopkMaxTerms];
+        const char* const ess = essential.data();
         for (size_t t = 0; t < nt; t++) {
           at[t] = win[t].data();
           end[t] = at[t] + win[t].size();
-          ess[t] = essential[t] != 0;
         }
         auto merge = [&](auto bm25) {
           constexpr scipis_ranking kRanking = decltype(bm25)::value ? SCIPIS_BM25 : SCIPIS_TFIDF;
