@@ -198,6 +198,15 @@ scipis_build *scipis_refresh_start(const char *dir, const char *root,
  * a time per collection: another fails with SCIPIS_E_INVALID.
  */
 #define SCIPIS_COMPACT_BESIDE 4
+/*
+ * With SCIPIS_COMPACT_BESIDE: a build's segments instead of the tail
+ * tiers. Each indexer whose last segments (together at most 8 times
+ * tfidf_index_size, their terms too) hold no tombstoned or chained
+ * document merges them in step into one, whatever their sizes: what
+ * scipis_compact would write for them, without the lock held meanwhile.
+ * An indexer that does not qualify is left be.
+ */
+#define SCIPIS_COMPACT_SETTLE 8
 scipis_build *scipis_compact_start(const char *dir, const scipis_options *opts, int flags,
 								   scipis_error *err);
 /*
@@ -216,7 +225,9 @@ scipis_build *scipis_compact_garbage_start(const char *dir, const char *root,
 										   const scipis_options *opts, scipis_error *err);
 /*
  * 1 when the index in dir has a tail tier a compaction (flags) would
- * merge, or (unless SCIPIS_COMPACT_BESIDE) garbage it would drop.
+ * merge, or (unless SCIPIS_COMPACT_BESIDE) garbage it would drop; with
+ * SCIPIS_COMPACT_SETTLE, when an indexer has two or more segments that
+ * begin and end with whole documents (the closer look waits for the start).
  */
 int			scipis_compact_needed(const char *dir, int flags);
 /*

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <fstream>
 #include <random>
@@ -214,5 +215,137 @@ TEST(TfMerge, BesideRefreshesTooWhenTheRunKeepsEveryDocument) {
   ASSERT_EQ(rc, 0) << err.message;
   EXPECT_GT(segments_of(by_table), 2u);
   for (const std::string& d : {built, in_step, by_table}) testutil::rm_rf(d);
+  testutil::rm_rf(root);
+}
+
+namespace {
+
+// A merge of a build's segments (SCIPIS_COMPACT_SETTLE) run to its end;
+// between its start and its commit, meanwhile() (a refresh) may commit.
+int settle_merge(const std::string& dir, const scipis_options& o, scipis_build_stats* st, scipis_error* err,
+                 const std::function<void()>& meanwhile = {}) {
+  scipis_build* b = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE, err);
+  if (!b) return -1;
+  if (meanwhile) meanwhile();
+  while (!scipis_build_wait(b, 100)) {
+  }
+  return scipis_build_finish(b, st, err);
+}
+
+}  // namespace
+
+// After a build: its segments merge in step beside refreshes, into the
+// bytes scipis_compact writes, one segment per indexer whatever their
+// sizes (tail tiers beside refreshes stop at 64 MiB).
+TEST(TfMerge, SettleMergesABuildsSegmentsAsCompactWould) {
+  std::mt19937 rng(52);
+  const std::string root = tree(rng);
+  scipis_options o = tiny_options();
+  o.path_index_size = 16 << 20;
+  const std::string built = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(built, root, o, &st, &err), 0) << err.message;
+  ASSERT_GT(st.segments, 6u);
+  EXPECT_EQ(scipis_compact_needed(built.c_str(), SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE), 1);
+  // (Its bound counts every input's terms: 256 segments of a few
+  // thousand each.)
+  o.tfidf_index_size = 16 << 20;
+  const std::string settled = testutil::scratch_dir(), compacted = testutil::scratch_dir();
+  fs::copy(built, settled, fs::copy_options::recursive);
+  fs::copy(built, compacted, fs::copy_options::recursive);
+  ASSERT_EQ(settle_merge(settled, o, &st, &err), 0) << err.message;
+  EXPECT_GT(st.segments_merged, 6u);
+  EXPECT_EQ(segments_of(settled), 2u);
+  EXPECT_EQ(scipis_compact_needed(settled.c_str(), SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE), 0);
+  check(settled, root, "settled", {"w1 w12", "w3", std::string(255, 'a')});
+  ASSERT_EQ(compact(compacted, o, true, &st, &err), 0) << err.message;
+  const auto a = segment_files(settled), b = segment_files(compacted);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, bytes] : a) {
+    // The merged segments' numbers may differ: compare by content.
+    bool found = false;
+    for (const auto& [other, theirs] : b) found = found || theirs == bytes;
+    EXPECT_TRUE(found) << name << " is not among scipis_compact's files";
+  }
+
+  // Without SCIPIS_COMPACT_BESIDE it is refused.
+  EXPECT_EQ(scipis_compact_start(built.c_str(), &o, SCIPIS_COMPACT_SETTLE, &err), nullptr);
+  EXPECT_EQ(err.code, SCIPIS_E_INVALID);
+  for (const std::string& d : {built, settled, compacted}) testutil::rm_rf(d);
+  testutil::rm_rf(root);
+}
+
+// What a settling merge leaves be: an indexer whose run holds a tombstoned
+// document (that merge would not keep every document as it is), and the
+// oldest segments of a run of more terms than a merge in step may hold.
+TEST(TfMerge, SettleLeavesBeWhatCannotMergeInStep) {
+  std::mt19937 rng(53);
+  const std::string root = tree(rng);
+  scipis_options o = tiny_options();
+  o.path_index_size = 16 << 20;
+  o.indexer_threads = 1;
+  const std::string dir = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  const uint64_t built = segments_of(dir);
+  ASSERT_GT(built, 4u);
+
+  // The bound: 8 tables of 64 KiB at 48 bytes a term hold 10,922 terms,
+  // fewer than the run's (a few thousand a segment): its newest segments
+  // merge, the oldest stay.
+  const std::string bounded = testutil::scratch_dir();
+  fs::copy(dir, bounded, fs::copy_options::recursive);
+  ASSERT_EQ(settle_merge(bounded, o, &st, &err), 0) << err.message;
+  EXPECT_GE(st.segments_merged, 2u);
+  EXPECT_LT(st.segments_merged, built);
+  EXPECT_EQ(segments_of(bounded), built - st.segments_merged + 1);
+  check(bounded, root, "bounded", {"w1 w12", "w3"});
+
+  // A tombstone in the run: nothing merged, nothing changed.
+  fs::remove(root + "/d1/f1.log");
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(st.files_deleted, 1u);
+  const uint64_t before = segments_of(dir);
+  o.tfidf_index_size = 16 << 20;
+  ASSERT_EQ(settle_merge(dir, o, &st, &err), 0) << err.message;
+  EXPECT_EQ(st.segments_merged, 0u);
+  EXPECT_EQ(segments_of(dir), before);
+  check(dir, root, "tombstoned", {"w1 w12", "w3"});
+  for (const std::string& d : {dir, bounded}) testutil::rm_rf(d);
+  testutil::rm_rf(root);
+}
+
+// A refresh that commits while a settling merge runs: the commit puts the
+// merged segment before the refresh's, and every answer is the tree's.
+TEST(TfMerge, SettleCommitsBesideARefresh) {
+  std::mt19937 rng(54);
+  const std::string root = tree(rng);
+  settle();  // else the refresh reads the whole tree again (racy files)
+  scipis_options o = tiny_options();
+  o.path_index_size = 16 << 20;
+  o.indexer_threads = 1;
+  const std::string dir = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  ASSERT_GT(segments_of(dir), 4u);
+  scipis_options merge = o;
+  merge.tfidf_index_size = 16 << 20;
+  int refreshed = -1;
+  ASSERT_EQ(settle_merge(dir, merge, &st, &err,
+                         [&] {
+                           testutil::write(root + "/d0/new.log", "w1 fresh w12 arrival");
+                           scipis_build_stats rs;
+                           refreshed = refresh(dir, root, o, {}, &rs, &err);
+                         }),
+            0)
+      << err.message;
+  ASSERT_EQ(refreshed, 0);
+  EXPECT_GT(st.segments_merged, 4u);
+  EXPECT_EQ(segments_of(dir), 2u) << "the merged segment and the refresh's";
+  check(dir, root, "beside a refresh", {"w1 w12", "fresh", "arrival w3"});
+  testutil::rm_rf(dir);
   testutil::rm_rf(root);
 }

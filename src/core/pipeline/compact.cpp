@@ -132,6 +132,23 @@ std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes,
   return from;
 }
 
+std::vector<size_t> plan_settle(const Manifest& m, uint64_t max_bytes) {
+  const auto by_ix = refs_by_indexer(m);
+  std::vector<size_t> from(m.indexers, SIZE_MAX);
+  for (uint32_t i = 0; i < m.indexers; i++) {
+    const auto& segs = by_ix[i];
+    // Their postings and records, which the merge writes again in memory
+    // (a tiny table's segments are mostly code tables, which it does not).
+    size_t k = segs.size();
+    uint64_t bytes = 0;
+    auto held = [](const SegmentRef& s) { return s.tf_data_bytes + s.file_data_bytes; };
+    while (k > 0 && bytes + held(*segs[k - 1]) <= max_bytes) bytes += held(*segs[--k]);
+    k = first_uncut(m, i, k);
+    if (segs.size() - k >= 2) from[i] = k;
+  }
+  return from;
+}
+
 }  // namespace scipis
 
 namespace {
@@ -150,9 +167,9 @@ using TermCounts = std::vector<std::pair<std::string, uint64_t>>;
 // at its start, or (renumbering) from the mapping made then, a segment at
 // a time; null: read it now (not beside, or a pack kept mapped).
 const std::string* staged_input(const CompactState& cs, uint32_t i, const SegmentState& s, std::string& buf) {
-  if (cs.beside) return &cs.tf_data.at({i, s.ref.seg});
+  if (cs.beside && !cs.settle) return &cs.tf_data.at({i, s.ref.seg});
   const auto it = cs.tf_maps.find({i, s.ref.seg});
-  if (!cs.renumber || it == cs.tf_maps.end()) return nullptr;
+  if (!(cs.renumber || cs.settle) || it == cs.tf_maps.end()) return nullptr;
   buf.assign(it->second->bytes());
   return &buf;
 }
@@ -627,7 +644,15 @@ void compact_run(scipis_build* b) {
       for (uint32_t split = 0; split < sf; split++) t.splits.push_back(&c.tf_meta(s, split));
       t.data_path = c.tf_data_name(s);
       t.data_bytes = s.ref.tf_data_bytes;
-      if (const std::string* staged = staged_input(cs, i, s, staged_bufs[j])) {
+      if (const auto mapped = cs.settle ? cs.tf_maps.find({i, s.ref.seg}) : cs.tf_maps.end();
+          mapped != cs.tf_maps.end()) {
+        // A settling merge reads its inputs in place: they may be gigabytes.
+        const std::string_view bytes = mapped->second->bytes();
+        t.region = [bytes, path = t.data_path](const TermRef& r) {
+          if (r.read_offset() > bytes.size()) fail_corrupt(path, "posting region outside the file");
+          return region_in(path, bytes.substr(r.read_offset(), r.read_len()), r);
+        };
+      } else if (const std::string* staged = staged_input(cs, i, s, staged_bufs[j])) {
         if (staged->size() != s.ref.tf_data_bytes)
           fail_corrupt(t.data_path, "file size differs from the manifest (truncated or overwritten)");
         t.region = [staged, path = t.data_path](const TermRef& r) {
@@ -953,6 +978,8 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
     cs.all = (flags & SCIPIS_COMPACT_ALL) != 0;
     cs.beside = (flags & SCIPIS_COMPACT_BESIDE) != 0;
     if (cs.all && cs.beside) fail(SCIPIS_E_INVALID, "a merge of every segment cannot run beside refreshes");
+    cs.settle = (flags & SCIPIS_COMPACT_SETTLE) != 0;
+    if (cs.settle && !cs.beside) fail(SCIPIS_E_INVALID, "a merge of a build's segments runs beside refreshes");
     if (cs.beside) cs.max_bytes = kBesideMergeBytes;
     if (flags & SCIPIS_COMPACT_SMALL) cs.max_bytes = kSmallMergeBytes;
     if (cs.beside) {
@@ -979,6 +1006,11 @@ extern "C" int scipis_compact_needed(const char* dir, int flags) {
                                : (flags & SCIPIS_COMPACT_BESIDE) ? kBesideMergeBytes
                                                                  : kMaxAutoMergeBytes;
     const bool beside = (flags & SCIPIS_COMPACT_BESIDE) != 0;
+    if (flags & SCIPIS_COMPACT_SETTLE) {
+      for (size_t f : plan_settle(m, UINT64_MAX))
+        if (f != SIZE_MAX) return 1;
+      return 0;
+    }
     for (size_t f : plan_merges(m, false, max_bytes, !beside, beside ? kBesideTierRatio : kTierRatio))
       if (f != SIZE_MAX) return 1;
     if (flags & SCIPIS_COMPACT_BESIDE) return 0;  // keeps every document

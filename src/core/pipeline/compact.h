@@ -104,6 +104,11 @@ size_t take_in_from(const Manifest& m, uint32_t indexer);
 // ratio: kTierRatio, or another (kBesideTierRatio).
 std::vector<size_t> plan_merges(const Manifest& m, bool all, uint64_t max_bytes = kMaxAutoMergeBytes,
                                 bool keep_full = true, uint64_t ratio = kTierRatio);
+// SCIPIS_COMPACT_SETTLE: each indexer's last segments, their postings and
+// records together at most max_bytes (the first may take it past, to
+// begin with a whole document),
+// when they are two or more; SIZE_MAX for none.
+std::vector<size_t> plan_settle(const Manifest& m, uint64_t max_bytes);
 
 // Tests: merges (not beside refreshes) of a collection of from.size()
 // indexers start each indexer's at these segments (SIZE_MAX: none)
@@ -140,6 +145,10 @@ struct CompactState {
   // What it reads is opened under the lock, at the start: a refresh
   // removes the generation it replaces.
   bool beside = false;
+  // SCIPIS_COMPACT_SETTLE: a build's segments, merged in step, read from
+  // mappings (tf_maps) as a renumbering merge reads them: they may be
+  // gigabytes.
+  bool settle = false;
   int nice = kBesideNice;  // of a merge beside refreshes
   std::vector<size_t> plan;
   std::unique_ptr<Collection> snapshot;

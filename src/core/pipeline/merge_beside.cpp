@@ -175,12 +175,48 @@ void scipis::stage_inputs(scipis_build* b) {
       SegmentState& s = *ix.segs[j];
       for (uint32_t sp = 0; sp < cs.current.split_factor; sp++) c.tf_meta(s, sp);
       c.files(s);
-      if (!cs.renumber) c.read_tf_data(s, cs.tf_data[{i, s.ref.seg}]);
+      if (!cs.renumber && !cs.settle) c.read_tf_data(s, cs.tf_data[{i, s.ref.seg}]);
       else if (!s.ref.packed) cs.tf_maps[{i, s.ref.seg}] = MappedFile::open(c.tf_data_name(s), s.ref.tf_data_bytes);
       cs.input_ids[{i, s.ref.seg}] = file_id(c.tf_data_file(s));
     }
   }
 }
+
+namespace {
+
+// A build's segments that merge in step (pipeline/compact.cpp: every
+// document kept as it is, the terms within the in-step bound): indexers
+// with a tombstoned or chained document among them are left be, and a run
+// of too many terms loses its oldest segments.
+std::vector<size_t> settle_plan(CompactState& cs, uint64_t cap) {
+  Collection& c = *cs.snapshot;
+  std::vector<size_t> from = plan_settle(cs.current, cap);
+  for (uint32_t i = 0; i < cs.current.indexers; i++) {
+    if (from[i] == SIZE_MAX) continue;
+    const IndexerState& ix = c.indexer(i);
+    const uint64_t first = ix.first[from[i]];
+    auto after = [first](const std::vector<uint64_t>& seqs) {
+      return !seqs.empty() && seqs.back() >= first;
+    };
+    if (after(ix.dead) || after(ix.chained)) {
+      from[i] = SIZE_MAX;
+      continue;
+    }
+    std::vector<uint64_t> terms(ix.segs.size(), 0);
+    uint64_t total = 0;
+    for (size_t j = from[i]; j < ix.segs.size(); j++) {
+      for (uint32_t sp = 0; sp < cs.current.split_factor; sp++) terms[j] += c.tf_meta(*ix.segs[j], sp).size();
+      total += terms[j];
+    }
+    size_t k = from[i];
+    while (k < ix.segs.size() && (total * kInStepBytesPerTerm > cap || first_uncut(cs.current, i, k) != k))
+      total -= terms[k++];
+    from[i] = ix.segs.size() - k >= 2 ? k : SIZE_MAX;
+  }
+  return from;
+}
+
+}  // namespace
 
 void scipis::beside_prepare(scipis_build* b) {
   CompactState& cs = *b->compact;
@@ -188,7 +224,8 @@ void scipis::beside_prepare(scipis_build* b) {
   // Full flushes too: a merge that holds up nothing may rewrite a big
   // segment for the small ones after it, once they are half its size
   // (each byte about log2 of the growth times).
-  cs.plan = plan_merges(cs.current, false, cs.max_bytes, false, kBesideTierRatio);
+  cs.plan = cs.settle ? settle_plan(cs, kInStepTableShare * static_cast<uint64_t>(b->cfg.opts.tfidf_index_size))
+                      : plan_merges(cs.current, false, cs.max_bytes, false, kBesideTierRatio);
   if (cs.current.segments.size() > kBesideBacklog) cs.nice = 0;
   stage_inputs(b);
 }
