@@ -58,7 +58,8 @@ FROM many;
 -- scipis_compact merges each indexer's in step into one, however many
 -- terms: the same answers, bit for bit, as the collection built whole.
 SELECT scipis_create_collection('loghub_small_table', :'root',
-                                '{"tfidf_index_size": 1048576, "indexer_threads": 1}');
+                                '{"tfidf_index_size": 1048576, "indexer_threads": 1,
+                                  "merge_after_build": false}');
 SELECT segments > 1 AS several_segments FROM scipis_index('loghub_small_table');
 SELECT segments_merged > 1 AS merged, segments FROM scipis_compact('loghub_small_table');
 SELECT q, count(*) AS differing
@@ -73,3 +74,32 @@ LATERAL ((SELECT path, score FROM scipis_search(q, 'loghub_small_table', k => NU
           EXCEPT SELECT path, score FROM scipis_search(q, 'loghub_small_table', k => 5))) d
 GROUP BY q ORDER BY q;
 SELECT scipis_drop_collection('loghub_small_table');
+
+-- By default the build queues a merge job that does the same beside
+-- refreshes: once it is done, one segment and the same answers.
+SELECT scipis_create_collection('loghub_merged', :'root',
+                                '{"tfidf_index_size": 1048576, "indexer_threads": 1}');
+SELECT segments > 1 AS several_segments FROM scipis_index('loghub_merged');
+SELECT kind, state IN ('queued', 'running', 'succeeded') AS queued
+FROM scipis_jobs WHERE target = 'loghub_merged' ORDER BY id;
+SELECT scipis_wait_job(id) AS merge_job FROM scipis_jobs WHERE target = 'loghub_merged' AND kind = 'merge';
+SELECT (j.result->>'segments_merged')::int > 1 AS merged, (j.result->>'segments')::int AS segments_after,
+       c.segments
+FROM scipis_job j, scipis_collections c
+WHERE j.target = 'loghub_merged' AND j.kind = 'merge' AND c.name = 'loghub_merged';
+SELECT q, count(*) AS differing
+FROM unnest(ARRAY['error', 'connection closed', 'failed password', 'INFO', 'blk_ 0', 'zzz']) q,
+LATERAL ((SELECT path, score FROM scipis_search(q, 'loghub_merged', k => NULL)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'loghub', k => NULL))
+         UNION ALL
+         (SELECT path, score FROM scipis_search(q, 'loghub', k => NULL)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'loghub_merged', k => NULL))
+         UNION ALL
+         (SELECT path, score FROM scipis_search(q, 'loghub', k => 5)
+          EXCEPT SELECT path, score FROM scipis_search(q, 'loghub_merged', k => 5))) d
+GROUP BY q ORDER BY q;
+-- A build that leaves each indexer one segment queues none.
+SELECT segments FROM scipis_index('loghub');
+SELECT count(*) AS merge_jobs FROM scipis_jobs WHERE target = 'loghub' AND kind = 'merge';
+SELECT scipis_create_collection('bad_merge_option', '/tmp', '{"merge_after_build": "yes"}');
+SELECT scipis_drop_collection('loghub_merged');

@@ -19,6 +19,7 @@ typedef struct ScipisCollection
 
 void		scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts);
 bool		scipis_option_true(Jsonb *options, const char *key);
+bool		scipis_option_not_false(Jsonb *options, const char *key);
 
 /* Registry access (registry.c). */
 Oid			scipis_extension_schema(void);

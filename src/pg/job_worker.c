@@ -56,7 +56,7 @@ handle_sigterm(SIGNAL_ARGS)
 const char *
 job_kind_name(const JobRun *r)
 {
-	return r->kind == JOB_BLOCK ? "block index" : r->refresh ? "refresh" : "index";
+	return r->kind == JOB_BLOCK ? "block index" : r->refresh ? "refresh" : r->merge ? "merge" : "index";
 }
 
 void
@@ -494,13 +494,93 @@ build_collection(JobRun *r, int threads)
 	/* Segments a run of refreshes piled up are merged while the lock is held. */
 	if (r->refresh)
 		scipis_compact_tiers(r->dir, &opts, r->c.name);
+
+	/*
+	 * A build's table flushes leave an indexer several segments, and each
+	 * costs every query a lookup: a merge job folds them into one beside
+	 * whatever runs next.
+	 */
+	else if (scipis_option_not_false(r->c.options, "merge_after_build") &&
+			 scipis_compact_needed(r->dir, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE))
+	{
+		job_begin_tx();
+		(void) scipis_job_insert("merge", r->c.name, r->c.id, r->role, false, false, NULL);
+		job_commit_tx();
+	}
 	return end;
+}
+
+/*
+ * Merges the segments a build left (SCIPIS_COMPACT_SETTLE), beside
+ * refreshes: the caller's lock on the collection is held while the merge
+ * starts and while it commits, and released in between, so that refreshes
+ * of the collection run meanwhile. A cancel or a shutdown drops it (the
+ * collection stays as it was); after a restart it runs again.
+ */
+static RunEnd
+merge_collection(JobRun *r, int threads)
+{
+	scipis_options opts;
+	scipis_error err;
+	TimestampTz last = 0;
+	uint32		space,
+				key;
+	int			rc;
+
+	job_begin_tx();
+	job_check_role(r, "index a scipis collection");
+	job_mark_running(r, -1, -1);
+	{
+		MemoryContext old = MemoryContextSwitchTo(job_cxt);
+
+		scipis_options_from_jsonb(r->c.options, &opts);
+		MemoryContextSwitchTo(old);
+	}
+	job_commit_tx();
+	/* Indexers merge in parallel, each in a thread the job holds. */
+	if (opts.indexer_threads == 0 || opts.indexer_threads > threads)
+		opts.indexer_threads = threads;
+	current_build = scipis_compact_start(r->dir, &opts, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE, &err);
+	if (current_build == NULL)
+		scipis_raise(&err);
+	target_lock(r, &space, &key);
+	scipis_lock_release(space, MyDatabaseId, key);
+	r->target_locked = false;
+	r->end = RUN_SUCCEEDED;
+	for (;;)
+	{
+		bool		done = scipis_build_wait(current_build, 100);
+
+		if (job_poll(r, &last, NULL, "merging") || done)
+			break;
+	}
+	if (r->end == RUN_SUCCEEDED)
+	{
+		if (wait_for(try_target_lock, r, r->job_id))
+			r->target_locked = true;
+		else
+			r->end = got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
+	}
+	if (r->end != RUN_SUCCEEDED)
+	{
+		scipis_build_abort(current_build);
+		current_build = NULL;
+		if (r->end == RUN_DEAD)
+			proc_exit(1);
+		return r->end;
+	}
+	rc = scipis_build_finish(current_build, &r->stats, &err);
+	current_build = NULL;
+	if (rc != 0)
+		scipis_raise(&err);
+	return RUN_SUCCEEDED;
 }
 
 static RunEnd
 build(JobRun *r, int threads)
 {
-	return r->kind == JOB_BLOCK ? job_build_block(r, threads) : build_collection(r, threads);
+	return r->kind == JOB_BLOCK ? job_build_block(r, threads)
+		: r->merge ? merge_collection(r, threads) : build_collection(r, threads);
 }
 
 static char *
@@ -525,6 +605,15 @@ result_json(const scipis_build_stats *s)
 					(uint64) s->bytes_read, (uint64) s->deleted_docs);
 }
 
+static char *
+merge_result_json(const scipis_build_stats *s)
+{
+	return psprintf("{\"segments_merged\": " UINT64_FORMAT ", \"segments\": " UINT64_FORMAT
+					", \"index_bytes\": " UINT64_FORMAT ", \"seconds\": %.6f}",
+					(uint64) s->segments_merged, (uint64) s->segments,
+					(uint64) s->index_bytes, s->seconds);
+}
+
 static void
 record_end(JobRun *r, RunEnd end)
 {
@@ -540,7 +629,7 @@ record_end(JobRun *r, RunEnd end)
 	values[1] = CStringGetTextDatum(state);
 	values[2] = CStringGetTextDatum(end != RUN_SUCCEEDED ? "null"
 									: r->kind == JOB_BLOCK ? job_block_result_json(&r->block_info)
-									: result_json(&r->stats));
+									: r->merge ? merge_result_json(&r->stats) : result_json(&r->stats));
 	values[3] = CStringGetTextDatum(end == RUN_FAILED && r->error ? r->error->message : "");
 	values[4] = CStringGetTextDatum(end == RUN_FAILED && r->error
 									? unpack_sql_state(r->error->sqlerrcode) : "");
@@ -599,6 +688,7 @@ run_job(JobRun *r)
 		else
 		{
 			locked = true;
+			r->target_locked = true;
 			if (own_slot && !wait_for(try_slot, NULL, r->job_id))
 				end = got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
 			else
@@ -648,7 +738,8 @@ run_job(JobRun *r)
 	if (own_slot)
 		release_slot();
 	target_lock(r, &lock_space, &lock_key);
-	if (locked)
+	/* A merge gives the lock up while it runs. */
+	if (locked && r->target_locked)
 		scipis_lock_release(lock_space, MyDatabaseId, lock_key);
 	scipis_lock_release(SCIPIS_LOCK_JOB, MyDatabaseId, (uint32) r->job_id);
 	return end;
@@ -807,6 +898,7 @@ claim(JobRun *r)
 			r->c.owner = DatumGetObjectId(SPI_getbinval(t, d, 9, &isnull));
 			r->dir = scipis_collection_dir(&r->c);
 			r->refresh = strcmp(SPI_getvalue(t, d, 3), "refresh") == 0;
+			r->merge = strcmp(SPI_getvalue(t, d, 3), "merge") == 0;
 			r->paths = r->refresh ? SPI_getvalue(t, d, 10) : NULL;
 		}
 		MemoryContextSwitchTo(old);

@@ -23,6 +23,7 @@ typedef struct JobRun
 	ScipisCollection c;			/* collections; block indexes: only c.name */
 	char	   *dir;			/* collections: the index directory */
 	bool		refresh;		/* collections: scipis_refresh, not a full build */
+	bool		merge;			/* collections: a merge of a build's segments */
 	char	   *paths;			/* a refresh's paths (jsonb text), NULL: the whole tree */
 	Oid			role;
 	bool		target_locked;	/* claimed with its target's lock */

@@ -12,7 +12,7 @@ static const char *const option_names[] = {
 	"include", "exclude", "follow_symlinks", "tokenizer", "delimiters",
 	"reader_threads", "indexer_threads", "writer_threads", "block_size",
 	"path_index_size", "tfidf_index_size", "index_depth", "split_factor",
-	"direct_io", "refresh_interval", "watch", "skip_unchanged_dirs", NULL
+	"direct_io", "refresh_interval", "watch", "skip_unchanged_dirs", "merge_after_build", NULL
 };
 
 static void
@@ -207,7 +207,7 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unknown collection option \"%s\"", key),
-						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor, direct_io, refresh_interval, watch and skip_unchanged_dirs.")));
+						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor, direct_io, refresh_interval, watch, skip_unchanged_dirs and merge_after_build.")));
 			continue;
 		}
 		if (tok != WJB_VALUE)
@@ -226,8 +226,9 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 			opts->direct_io = bool_value(key, &v);
 		else if (strcmp(key, "refresh_interval") == 0)
 			refresh_interval(key, &v);
-		else if (strcmp(key, "watch") == 0 || strcmp(key, "skip_unchanged_dirs") == 0)
-			(void) bool_value(key, &v); /* the watcher's, the refresh jobs' */
+		else if (strcmp(key, "watch") == 0 || strcmp(key, "skip_unchanged_dirs") == 0 ||
+				 strcmp(key, "merge_after_build") == 0)
+			(void) bool_value(key, &v); /* the watcher's, the jobs' */
 		else if (strcmp(key, "tokenizer") == 0)
 		{
 			char	   *name = string_value(key, &v);
@@ -284,4 +285,18 @@ scipis_option_true(Jsonb *options, const char *key)
 	k.val.string.len = strlen(key);
 	v = findJsonbValueFromContainer(&options->root, JB_FOBJECT, &k);
 	return v != NULL && v->type == jbvBool && v->val.boolean;
+}
+
+/* Whether a boolean option is not set to false (its default: true). */
+bool
+scipis_option_not_false(Jsonb *options, const char *key)
+{
+	JsonbValue	k;
+	JsonbValue *v;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	v = findJsonbValueFromContainer(&options->root, JB_FOBJECT, &k);
+	return v == NULL || v->type != jbvBool || v->val.boolean;
 }

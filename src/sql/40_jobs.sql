@@ -6,10 +6,11 @@ CREATE TABLE scipis_job (
     id              bigserial PRIMARY KEY,
     target          text NOT NULL,
     collection_id   bigint,             -- scipis_collection.id for collection jobs
-    kind            text NOT NULL CHECK (kind IN ('index', 'refresh', 'block index')),
+    -- merge: a build's segments, merged after it (scipis_index queues it)
+    kind            text NOT NULL CHECK (kind IN ('index', 'refresh', 'merge', 'block index')),
     state           text NOT NULL DEFAULT 'queued'
                     CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
-    phase           text CHECK (phase IN ('crawling', 'indexing', 'flushing', 'committing')),
+    phase           text CHECK (phase IN ('crawling', 'indexing', 'flushing', 'committing', 'merging')),
     files_done      bigint NOT NULL DEFAULT 0,
     bytes_done      bigint NOT NULL DEFAULT 0,
     files_found     bigint NOT NULL DEFAULT 0,
