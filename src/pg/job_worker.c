@@ -986,6 +986,10 @@ run_queue(void)
 		release_slot();
 		if (got_sigterm || queue_empty())
 			return;
+		/* Jobs whose targets others hold (a merge, a watcher) wait a tick. */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 200,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 	}
 }
 

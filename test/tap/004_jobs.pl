@@ -23,7 +23,9 @@ for my $d (0 .. 79) {
 		close $fh;
 	}
 }
-my $opts = '{"tfidf_index_size": "1MB", "indexer_threads": 1}';
+# (No merge jobs after builds: these follow the index jobs alone;
+# 008_merge_jobs.pl follows those.)
+my $opts = '{"tfidf_index_size": "1MB", "indexer_threads": 1, "merge_after_build": false}';
 
 my $node = PostgreSQL::Test::Cluster->new('jobs');
 $node->init;

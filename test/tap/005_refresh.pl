@@ -30,7 +30,8 @@ sub write_tree {
 	usleep(200_000);
 }
 write_tree(0);
-my $opts = '{"tfidf_index_size": "1MB", "indexer_threads": 1}';
+# (No merge jobs after builds: this counts segments and generations.)
+my $opts = '{"tfidf_index_size": "1MB", "indexer_threads": 1, "merge_after_build": false}';
 
 my $node = PostgreSQL::Test::Cluster->new('refresh');
 $node->init;
