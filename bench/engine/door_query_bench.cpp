@@ -6,6 +6,9 @@
 //   door_query_bench compact INDEX_DIR        (every segment merged, as
 //                                             scipis_compact; engines that
 //                                             have compaction only)
+//   door_query_bench settle INDEX_DIR         (a build's segments merged,
+//                                             as the merge job after a
+//                                             build does)
 //   door_query_bench query INDEX_DIR QUERIES_TSV PASSES K > OUT.csv
 //
 // query: every query of QUERIES_TSV (pick_queries' output) in PASSES
@@ -51,14 +54,23 @@ int build(const char* tree, const char* dir) {
   return 0;
 }
 
-int compact(const char* dir) {
+int compact(const char* dir, bool settle) {
 #ifdef SCIPIS_COMPACT_ALL
+#ifdef SCIPIS_COMPACT_SETTLE
+  const int flags = settle ? SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE : SCIPIS_COMPACT_ALL;
+#else
+  if (settle) {
+    std::fprintf(stderr, "settle: this engine has no merge jobs\n");
+    return 2;
+  }
+  const int flags = SCIPIS_COMPACT_ALL;
+#endif
   scipis_options o;
   scipis_options_init(&o);
   o.reader_threads = 1;
   o.indexer_threads = 1;
   scipis_error err;
-  scipis_build* b = scipis_compact_start(dir, &o, SCIPIS_COMPACT_ALL, &err);
+  scipis_build* b = scipis_compact_start(dir, &o, flags, &err);
   if (!b) {
     std::fprintf(stderr, "compact: %s\n", err.message);
     return 1;
@@ -76,6 +88,7 @@ int compact(const char* dir) {
   return 0;
 #else
   (void)dir;
+  (void)settle;
   std::fprintf(stderr, "compact: this engine has no compaction\n");
   return 2;
 #endif
@@ -147,12 +160,14 @@ int query(const char* dir, const char* tsv, int passes, int64_t k) {
 
 int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[1], "build") == 0) return build(argv[2], argv[3]);
-  if (argc == 3 && std::strcmp(argv[1], "compact") == 0) return compact(argv[2]);
+  if (argc == 3 && std::strcmp(argv[1], "compact") == 0) return compact(argv[2], false);
+  if (argc == 3 && std::strcmp(argv[1], "settle") == 0) return compact(argv[2], true);
   if (argc == 6 && std::strcmp(argv[1], "query") == 0)
     return query(argv[2], argv[3], std::atoi(argv[4]), std::atoll(argv[5]));
   std::fprintf(stderr,
                "usage: door_query_bench build TREE INDEX_DIR\n"
                "       door_query_bench compact INDEX_DIR\n"
+               "       door_query_bench settle INDEX_DIR\n"
                "       door_query_bench query INDEX_DIR QUERIES_TSV PASSES K\n");
   return 2;
 }

@@ -11,6 +11,8 @@
 #
 # COMPACT_HEAD=1: the head's index is compacted (door_query_bench compact:
 # every segment merged, as scipis_compact does) before it is queried.
+# SETTLE_HEAD=1: its build's segments are merged as the merge job a build
+# queues merges them (door_query_bench settle), what users query.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BASE=$1 CORPUS=$2 OUT=$3 ROUNDS=${4:-3} PASSES=${5:-5}
@@ -43,6 +45,10 @@ if [ "${COMPACT_HEAD:-0}" = 1 ]; then
 	log "compacting the head index"
 	"$WORK/bench-head" compact "$WORK/index-head" 2> "$WORK/compact.txt"
 	cat "$WORK/compact.txt" >&2
+elif [ "${SETTLE_HEAD:-0}" = 1 ]; then
+	log "merging the head build's segments as its merge job does"
+	"$WORK/bench-head" settle "$WORK/index-head" 2> "$WORK/compact.txt"
+	cat "$WORK/compact.txt" >&2
 fi
 # The side that runs second in a round measured a few percent slower even
 # against itself, so the order alternates.
@@ -58,7 +64,7 @@ done
 	echo "# $(date -u +%FT%TZ); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# base $(git -C "$REPO" rev-parse --short "$BASE"), head $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet || echo -dirty); corpus $CORPUS"
 	echo "# $ROUNDS rounds x $PASSES passes per engine, alternating (base first in odd rounds); top-10, tfidf, any"
-	[ "${COMPACT_HEAD:-0}" = 1 ] && sed 's/^/# head index: /' "$WORK/compact.txt"
+	[ "${COMPACT_HEAD:-0}" = 1 ] || [ "${SETTLE_HEAD:-0}" = 1 ] && sed 's/^/# head index: /' "$WORK/compact.txt"
 	cat "$WORK/pick.txt" | sed 's/^/# /'
 } > "$OUT/format-ab.md"
 python3 - "$OUT" "$ROUNDS" "$frequent" >> "$OUT/format-ab.md" <<'EOF'
