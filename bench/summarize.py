@@ -249,6 +249,10 @@ def main():
             if isinstance(d, dict):
                 parts.append("its scipis_index() row: " + ", ".join(
                     f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in d.items()))
+            m = extra[s].get(f"merge job run {run}", (None, None)) if isinstance(d, dict) else (None, None)
+            if isinstance(m[1], dict):
+                parts.append(f"then its merge job (queries ran after it): {m[1].get('segments_merged')} segments "
+                             f"into {m[1].get('segments')} in {float(m[0]):.1f} s")
         if s == "lucene":
             try:
                 d = json.loads(b["detail"] or "null")
