@@ -231,6 +231,12 @@ scipis_build *scipis_compact_garbage_start(const char *dir, const char *root,
  */
 int			scipis_compact_needed(const char *dir, int flags);
 /*
+ * 1 while a merge beside refreshes of the index in dir runs (another
+ * scipis_compact_start with SCIPIS_COMPACT_BESIDE would fail); a caller
+ * holding the collection's lock may then release it and try again later.
+ */
+int			scipis_compact_busy(const char *dir);
+/*
  * 1 with *ns set when dir records when its collection was last fresh: every
  * change to the tree before that time (ns since the epoch) is searchable;
  * 0 when unknown.

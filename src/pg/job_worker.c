@@ -540,10 +540,26 @@ merge_collection(JobRun *r, int threads)
 	/* Indexers merge in parallel, each in a thread the job holds. */
 	if (opts.indexer_threads == 0 || opts.indexer_threads > threads)
 		opts.indexer_threads = threads;
+	target_lock(r, &space, &key);
+
+	/*
+	 * A watcher's merge beside its refreshes may be running: it commits
+	 * under the lock, so the lock goes until it has.
+	 */
+	while (scipis_compact_busy(r->dir))
+	{
+		scipis_lock_release(space, MyDatabaseId, key);
+		r->target_locked = false;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (!wait_for(try_target_lock, r, r->job_id))
+			return got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
+		r->target_locked = true;
+	}
 	current_build = scipis_compact_start(r->dir, &opts, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE, &err);
 	if (current_build == NULL)
 		scipis_raise(&err);
-	target_lock(r, &space, &key);
 	scipis_lock_release(space, MyDatabaseId, key);
 	r->target_locked = false;
 	r->end = RUN_SUCCEEDED;

@@ -336,6 +336,8 @@ TEST(TfMerge, SettleCommitsBesideARefresh) {
   int refreshed = -1;
   ASSERT_EQ(settle_merge(dir, merge, &st, &err,
                          [&] {
+                           // Another merge beside refreshes would wait for it.
+                           EXPECT_EQ(scipis_compact_busy(dir.c_str()), 1);
                            testutil::write(root + "/d0/new.log", "w1 fresh w12 arrival");
                            scipis_build_stats rs;
                            refreshed = refresh(dir, root, o, {}, &rs, &err);
@@ -343,6 +345,7 @@ TEST(TfMerge, SettleCommitsBesideARefresh) {
             0)
       << err.message;
   ASSERT_EQ(refreshed, 0);
+  EXPECT_EQ(scipis_compact_busy(dir.c_str()), 0);
   EXPECT_GT(st.segments_merged, 4u);
   EXPECT_EQ(segments_of(dir), 2u) << "the merged segment and the refresh's";
   check(dir, root, "beside a refresh", {"w1 w12", "fresh", "arrival w3"});

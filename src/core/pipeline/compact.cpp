@@ -996,6 +996,14 @@ extern "C" scipis_build* scipis_compact_start(const char* dir, const scipis_opti
   return result;
 }
 
+extern "C" int scipis_compact_busy(const char* dir) {
+  try {
+    return merge_stage_busy(std::string(dir) + "/" + kMergeStage) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 extern "C" int scipis_compact_needed(const char* dir, int flags) {
   try {
     std::optional<CurrentState> st = try_read_current(dir);
