@@ -404,6 +404,33 @@ refresh_paths(const char *json, int *n)
 }
 
 /*
+ * A collection job's start: its role checked, its row marked running (a
+ * build's with the previous index's size, for the estimate), its options
+ * read, one indexer thread (or merging indexer) per thread it holds.
+ */
+static void
+job_start_collection(JobRun *r, int threads, bool estimate, scipis_options *opts)
+{
+	int64		files = -1,
+				bytes = -1;
+
+	job_begin_tx();
+	job_check_role(r, "index a scipis collection");
+	if (estimate)
+		previous_size(r, &files, &bytes);
+	job_mark_running(r, files, bytes);
+	{
+		MemoryContext old = MemoryContextSwitchTo(job_cxt);
+
+		scipis_options_from_jsonb(r->c.options, opts);
+		MemoryContextSwitchTo(old);
+	}
+	job_commit_tx();
+	if (opts->indexer_threads == 0 || opts->indexer_threads > threads)
+		opts->indexer_threads = threads;
+}
+
+/*
  * Builds (or refreshes) the collection; the caller holds the target's lock
  * and the threads. Raises the build's error. A refresh a shutdown stops is
  * dropped whole and runs again after the restart.
@@ -416,22 +443,8 @@ build_collection(JobRun *r, int threads)
 	scipis_build_progress p;
 	TimestampTz last = 0;
 	RunEnd		end;
-	int64		files,
-				bytes;
 
-	job_begin_tx();
-	job_check_role(r, "index a scipis collection");
-	previous_size(r, &files, &bytes);
-	job_mark_running(r, files, bytes);
-	{
-		MemoryContext old = MemoryContextSwitchTo(job_cxt);
-
-		scipis_options_from_jsonb(r->c.options, &opts);
-		MemoryContextSwitchTo(old);
-	}
-	job_commit_tx();
-	if (opts.indexer_threads == 0 || opts.indexer_threads > threads)
-		opts.indexer_threads = threads;
+	job_start_collection(r, threads, true, &opts);
 	if (opts.reader_threads == 0 || opts.reader_threads > threads)
 		opts.reader_threads = Min(threads, 4);
 
@@ -527,19 +540,7 @@ merge_collection(JobRun *r, int threads)
 				key;
 	int			rc;
 
-	job_begin_tx();
-	job_check_role(r, "index a scipis collection");
-	job_mark_running(r, -1, -1);
-	{
-		MemoryContext old = MemoryContextSwitchTo(job_cxt);
-
-		scipis_options_from_jsonb(r->c.options, &opts);
-		MemoryContextSwitchTo(old);
-	}
-	job_commit_tx();
-	/* Indexers merge in parallel, each in a thread the job holds. */
-	if (opts.indexer_threads == 0 || opts.indexer_threads > threads)
-		opts.indexer_threads = threads;
+	job_start_collection(r, threads, false, &opts);
 	target_lock(r, &space, &key);
 
 	/*

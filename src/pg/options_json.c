@@ -273,9 +273,9 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 		scipis_raise(&err);
 }
 
-/* Whether options (checked already) set key to true. */
-bool
-scipis_option_true(Jsonb *options, const char *key)
+/* A boolean option of options (checked already), or dflt when unset. */
+static bool
+option_bool(Jsonb *options, const char *key, bool dflt)
 {
 	JsonbValue	k;
 	JsonbValue *v;
@@ -284,19 +284,19 @@ scipis_option_true(Jsonb *options, const char *key)
 	k.val.string.val = (char *) key;
 	k.val.string.len = strlen(key);
 	v = findJsonbValueFromContainer(&options->root, JB_FOBJECT, &k);
-	return v != NULL && v->type == jbvBool && v->val.boolean;
+	return v != NULL && v->type == jbvBool ? v->val.boolean : dflt;
+}
+
+/* Whether options (checked already) set key to true. */
+bool
+scipis_option_true(Jsonb *options, const char *key)
+{
+	return option_bool(options, key, false);
 }
 
 /* Whether a boolean option is not set to false (its default: true). */
 bool
 scipis_option_not_false(Jsonb *options, const char *key)
 {
-	JsonbValue	k;
-	JsonbValue *v;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	v = findJsonbValueFromContainer(&options->root, JB_FOBJECT, &k);
-	return v == NULL || v->type != jbvBool || v->val.boolean;
+	return option_bool(options, key, true);
 }

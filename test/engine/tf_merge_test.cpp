@@ -220,6 +220,23 @@ TEST(TfMerge, BesideRefreshesTooWhenTheRunKeepsEveryDocument) {
 
 namespace {
 
+// A tree (seed) built with 64 KiB tables (several flushes per indexer,
+// documents cut) and one path index per run.
+struct Built {
+  std::string root, dir;
+  scipis_options o;
+};
+Built build_tree(uint32_t seed, int indexers) {
+  std::mt19937 rng(seed);
+  Built b{tree(rng), testutil::scratch_dir(), tiny_options()};
+  b.o.path_index_size = 16 << 20;
+  b.o.indexer_threads = indexers;
+  scipis_build_stats st;
+  scipis_error err;
+  EXPECT_EQ(testutil::build(b.dir, b.root, b.o, &st, &err), 0) << err.message;
+  return b;
+}
+
 // A merge of a build's segments (SCIPIS_COMPACT_SETTLE) run to its end;
 // between its start and its commit, meanwhile() (a refresh) may commit.
 int settle_merge(const std::string& dir, const scipis_options& o, scipis_build_stats* st, scipis_error* err,
@@ -238,15 +255,10 @@ int settle_merge(const std::string& dir, const scipis_options& o, scipis_build_s
 // bytes scipis_compact writes, one segment per indexer whatever their
 // sizes (tail tiers beside refreshes stop at 64 MiB).
 TEST(TfMerge, SettleMergesABuildsSegmentsAsCompactWould) {
-  std::mt19937 rng(52);
-  const std::string root = tree(rng);
-  scipis_options o = tiny_options();
-  o.path_index_size = 16 << 20;
-  const std::string built = testutil::scratch_dir();
+  auto [root, built, o] = build_tree(52, 2);
   scipis_build_stats st;
   scipis_error err;
-  ASSERT_EQ(testutil::build(built, root, o, &st, &err), 0) << err.message;
-  ASSERT_GT(st.segments, 6u);
+  ASSERT_GT(segments_of(built), 6u);
   EXPECT_EQ(scipis_compact_needed(built.c_str(), SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE), 1);
   // (Its bound counts every input's terms: 256 segments of a few
   // thousand each.)
@@ -280,15 +292,9 @@ TEST(TfMerge, SettleMergesABuildsSegmentsAsCompactWould) {
 // document (that merge would not keep every document as it is), and the
 // oldest segments of a run of more terms than a merge in step may hold.
 TEST(TfMerge, SettleLeavesBeWhatCannotMergeInStep) {
-  std::mt19937 rng(53);
-  const std::string root = tree(rng);
-  scipis_options o = tiny_options();
-  o.path_index_size = 16 << 20;
-  o.indexer_threads = 1;
-  const std::string dir = testutil::scratch_dir();
+  auto [root, dir, o] = build_tree(53, 1);
   scipis_build_stats st;
   scipis_error err;
-  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
   const uint64_t built = segments_of(dir);
   ASSERT_GT(built, 4u);
 
