@@ -28,7 +28,9 @@ AS 'MODULE_PATHNAME', 'scipis_drop_collection'
 LANGUAGE C VOLATILE STRICT;
 
 -- Runs in a background worker (src/sql/40_jobs.sql): wait => false returns
--- at once with only the job's id set.
+-- at once with only the job's id set. A build that leaves an indexer
+-- several segments queues a job of kind 'merge' after it (collection
+-- option merge_after_build; README "Compaction").
 CREATE FUNCTION scipis_index(name text, wait boolean DEFAULT true,
     OUT files bigint, OUT bytes bigint, OUT tokens bigint, OUT terms bigint,
     OUT segments bigint, OUT seconds double precision,

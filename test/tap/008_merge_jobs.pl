@@ -58,20 +58,45 @@ my $cid = $node->safe_psql('postgres', "SELECT id FROM scipis_collection WHERE n
 
 # Another session takes the collection's lock (the jobs' advisory lock) as
 # the build job lets it go: the merge job the build queued cannot start.
+# However fast the build, it cannot end first: a third session holds its
+# job's row (the worker's next progress update waits on it) until the
+# second is queued for the lock behind the build.
+sub session {
+	my ($in, $out) = ('', '');
+	my $h = IPC::Run::start([ 'psql', '-X', '-A', '-t', '-d', $node->connstr('postgres') ],
+		'<', \$in, '>', \$out, '2>', \my $err, IPC::Run::timeout(300));
+	return ($h, \$in, \$out);
+}
+sub send_wait {
+	my ($h, $in, $out, $sql, $until) = @_;
+	$$in .= "$sql\n";
+	$h->pump until $$out =~ $until;
+}
 sub build_held {
 	my $job = $node->safe_psql('postgres', "SELECT job FROM scipis_index('c', wait => false)");
 	$node->poll_query_until('postgres', "SELECT state = 'running' FROM scipis_jobs WHERE id = $job")
 	  or die "the build job did not start";
-	my ($in, $out) = ("SELECT pg_advisory_lock(1935894889, $cid);\nSELECT 'held';\n", '');
-	my $h = IPC::Run::start([ 'psql', '-X', '-A', '-t', '-d', $node->connstr('postgres') ],
-		'<', \$in, '>', \$out, '2>', \my $err);
+	my ($row, $row_in, $row_out) = session();
+	send_wait($row, $row_in, $row_out,
+		"BEGIN; SELECT 'row ' || id FROM scipis_job WHERE id = $job FOR UPDATE;", qr/row $job/);
+	my ($h, $in, $out) = session();
+	$$in .= "SELECT pg_advisory_lock(1935894889, $cid);\nSELECT 'held';\n";
+	$h->pump while length $$in;
+	$node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+		  . " AND classid = 1935894889 AND objid = $cid")
+	  or die "the lock was not asked for";
+	is(state($job), 'running', 'the build job still runs while the lock is asked for');
+	send_wait($row, $row_in, $row_out, "COMMIT; SELECT 'done';", qr/done/);
+	$$row_in .= "\\q\n";
+	$row->finish;
 	# It waits behind the build, which holds the lock while it runs.
-	$h->pump until $out =~ /held/;
+	$h->pump until $$out =~ /held/;
 	is(state($job), 'succeeded', 'the build job ended before the lock was taken');
 	my $merge = $node->safe_psql('postgres',
 		"SELECT id FROM scipis_jobs WHERE target = 'c' AND kind = 'merge' AND id > $job");
 	like($merge, qr/^\d+$/, 'the build queued a merge job');
-	return ($h, \$in, $merge);
+	return ($h, $in, $merge);
 }
 sub release {
 	my ($h, $in) = @_;
