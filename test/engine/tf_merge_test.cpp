@@ -23,10 +23,10 @@ namespace {
 
 // Logs of up to 60 KiB (a tiny table's flushes cut them), numbers (terms
 // of one document), words shared by all, terms of 255 bytes.
-std::string tree(std::mt19937& rng) {
+std::string tree(std::mt19937& rng, int files = 80) {
   const std::string root = testutil::scratch_dir();
   for (int d = 0; d < 3; d++) fs::create_directories(root + "/d" + std::to_string(d));
-  for (int f = 0; f < 80; f++) {
+  for (int f = 0; f < files; f++) {
     std::string text = lines(rng, rng() % 60000);
     for (int n = 0; n < 400; n++) text += " " + std::to_string(rng() % 1000000);
     if (f % 7 == 0) text += " " + std::string(255, static_cast<char>('a' + f % 26));
@@ -220,15 +220,15 @@ TEST(TfMerge, BesideRefreshesTooWhenTheRunKeepsEveryDocument) {
 
 namespace {
 
-// A tree (seed) built with 64 KiB tables (several flushes per indexer,
-// documents cut) and one path index per run.
+// A tree (seed) of 40 logs built with 64 KiB tables (several flushes per
+// indexer, documents cut) and one path index per run.
 struct Built {
   std::string root, dir;
   scipis_options o;
 };
 Built build_tree(uint32_t seed, int indexers) {
   std::mt19937 rng(seed);
-  Built b{tree(rng), testutil::scratch_dir(), tiny_options()};
+  Built b{tree(rng, 40), testutil::scratch_dir(), tiny_options()};
   b.o.path_index_size = 16 << 20;
   b.o.indexer_threads = indexers;
   scipis_build_stats st;
@@ -327,7 +327,7 @@ TEST(TfMerge, SettleLeavesBeWhatCannotMergeInStep) {
 // merged segment before the refresh's, and every answer is the tree's.
 TEST(TfMerge, SettleCommitsBesideARefresh) {
   std::mt19937 rng(54);
-  const std::string root = tree(rng);
+  const std::string root = tree(rng, 40);
   settle();  // else the refresh reads the whole tree again (racy files)
   scipis_options o = tiny_options();
   o.path_index_size = 16 << 20;
