@@ -609,7 +609,7 @@ void compact_run(scipis_build* b) {
     // It holds a df and the dictionary's notes per term (36 bytes a term
     // of its inputs on the log corpus): past kInStepTableShare times the
     // table a merge may hold, the table's flushes bound it instead.
-    if (terms * kInStepBytesPerTerm > kInStepTableShare * static_cast<uint64_t>(o.tfidf_index_size)) return false;
+    if (!in_step_fits(terms, static_cast<uint64_t>(o.tfidf_index_size))) return false;
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
     std::vector<uint64_t> run_racy;
     uint64_t next_seq = from[i];

@@ -33,6 +33,11 @@ class Collection;
 // many times tfidf_index_size at this many bytes per term of its inputs.
 constexpr uint64_t kInStepBytesPerTerm = 48;
 constexpr uint64_t kInStepTableShare = 8;
+// Whether a run whose inputs hold this many terms may merge in step with a
+// table of table_bytes (tfidf_index_size).
+inline bool in_step_fits(uint64_t terms, uint64_t table_bytes) {
+  return terms * kInStepBytesPerTerm <= kInStepTableShare * table_bytes;
+}
 // Merges begin once an indexer's tail tier holds this many segments; a
 // segment is in the tail tier while it is at most kTierRatio times the
 // size of the segments after it: sizes fall geometrically from the oldest

@@ -188,9 +188,9 @@ namespace {
 // document kept as it is, the terms within the in-step bound): indexers
 // with a tombstoned or chained document among them are left be, and a run
 // of too many terms loses its oldest segments.
-std::vector<size_t> settle_plan(CompactState& cs, uint64_t cap) {
+std::vector<size_t> settle_plan(CompactState& cs, uint64_t table_bytes) {
   Collection& c = *cs.snapshot;
-  std::vector<size_t> from = plan_settle(cs.current, cap);
+  std::vector<size_t> from = plan_settle(cs.current, kInStepTableShare * table_bytes);
   for (uint32_t i = 0; i < cs.current.indexers; i++) {
     if (from[i] == SIZE_MAX) continue;
     const IndexerState& ix = c.indexer(i);
@@ -209,7 +209,7 @@ std::vector<size_t> settle_plan(CompactState& cs, uint64_t cap) {
       total += terms[j];
     }
     size_t k = from[i];
-    while (k < ix.segs.size() && (total * kInStepBytesPerTerm > cap || first_uncut(cs.current, i, k) != k))
+    while (k < ix.segs.size() && (!in_step_fits(total, table_bytes) || first_uncut(cs.current, i, k) != k))
       total -= terms[k++];
     from[i] = ix.segs.size() - k >= 2 ? k : SIZE_MAX;
   }
@@ -224,7 +224,7 @@ void scipis::beside_prepare(scipis_build* b) {
   // Full flushes too: a merge that holds up nothing may rewrite a big
   // segment for the small ones after it, once they are half its size
   // (each byte about log2 of the growth times).
-  cs.plan = cs.settle ? settle_plan(cs, kInStepTableShare * static_cast<uint64_t>(b->cfg.opts.tfidf_index_size))
+  cs.plan = cs.settle ? settle_plan(cs, static_cast<uint64_t>(b->cfg.opts.tfidf_index_size))
                       : plan_merges(cs.current, false, cs.max_bytes, false, kBesideTierRatio);
   if (cs.current.segments.size() > kBesideBacklog) cs.nice = 0;
   stage_inputs(b);
