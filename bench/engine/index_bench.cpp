@@ -38,7 +38,7 @@ double load_average() {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: index_bench --corpus DIR [--runs N] [--indexers N] [--readers N]\n"
-               "                   [--writers N] [--tfidf-mib N] [--depth N] [--split N] [--keep DIR]\n"
+               "                   [--writers N] [--tfidf-mib N] [--depth N] [--block-kib N] [--split N] [--keep DIR]\n"
                "                   [--flags N]   (scipis_build_start_ex flags: 3 = as jobs build)\n");
   std::exit(2);
 }
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--writers")) o.writer_threads = std::atoi(next());
     else if (!std::strcmp(argv[i], "--tfidf-mib")) o.tfidf_index_size = std::strtoull(next(), nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--depth")) o.index_depth = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--block-kib")) o.block_size = std::strtoull(next(), nullptr, 10) << 10;
     else if (!std::strcmp(argv[i], "--split")) o.split_factor = std::atoi(next());
     else if (!std::strcmp(argv[i], "--keep")) keep = next();
     else if (!std::strcmp(argv[i], "--flags")) flags = std::atoi(next());

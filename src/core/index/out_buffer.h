@@ -35,16 +35,20 @@ class OutBuffer {
   ~OutBuffer() { release(); }
 
   // Drops the content; room for capacity bytes, uninitialised. Memory
-  // large enough, but not more than twice that, is kept: a recycled buffer
-  // costs no page faults, and holds at most twice what it is asked for.
+  // large enough is kept: a recycled buffer costs no page faults, and
+  // holds no more than it held before (a smaller buffer would be a fresh
+  // mapping, cleared again). A large buffer is mapped half again as large
+  // as asked: successive flushes ask a few percent more or less, and each
+  // miss cleared a new mapping's pages (5-7% of a small-file build's CPU).
   void reset(size_t capacity) {
-    if (p_ && cap_ >= capacity && cap_ / 2 <= capacity) {
+    if (p_ && cap_ >= capacity) {
       size_ = capacity;
       return;
     }
     release();
-    p_ = static_cast<char*>(huge_alloc(capacity ? capacity : 1));
-    cap_ = capacity ? capacity : 1;
+    const size_t want = capacity ? capacity : 1;
+    cap_ = want >= kHugePage ? want + want / 2 : want;
+    p_ = static_cast<char*>(huge_alloc(cap_));
     size_ = capacity;
   }
   char* data() { return p_; }

@@ -114,8 +114,8 @@ void code_lengths(const uint32_t* freq, uint8_t* len) {
 void DictEncoder::reset(size_t terms, size_t term_bytes) {
   std::memset(freq_, 0, sizeof freq_);
   counted_ = 0;
-  notes_.clear();
-  notes_.reserve(notes_bound(terms, term_bytes));
+  notes_.reset(notes_bound(terms, term_bytes));
+  notes_len_ = 0;
   prev_ = {};
   last_len_ = 0;
   read_ = 0;
@@ -168,14 +168,19 @@ void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t
       for (auto& f : ctx) f = f ? f / 2 + 1 : 0;
     counted_ = 0;
   }
-  const size_t at = notes_.size();
-  notes_.resize(at + 2 + (term.size() - p) + 20);
+  const size_t at = notes_len_;
+  if (at + 2 + (term.size() - p) + 20 > notes_.size()) {
+    // More than reset was told of: the notes so far, into twice the room.
+    OutBuffer more(2 * (at + 2 + (term.size() - p) + 20));
+    std::memcpy(more.data(), notes_.data(), at);
+    notes_ = std::move(more);
+  }
   char* w = notes_.data() + at;
   *w++ = static_cast<char>(p);
   *w++ = static_cast<char>(term.size() - p);
   std::memcpy(w, term.data() + p, term.size() - p);
   w = write_varint(write_varint(w + (term.size() - p), code), x);
-  notes_.resize(static_cast<size_t>(w - notes_.data()));
+  notes_len_ = static_cast<size_t>(w - notes_.data());
   prev_ = term;
 }
 
@@ -220,9 +225,9 @@ char* DictEncoder::encode_group(char* out, size_t n) {
   // last_ holds as they are read back: for all but a group's first
   // entry (coded whole), that is the shared prefix the group codes.
   for (size_t i = 0; i < n; i++) {
-    Cursor c(notes_.data() + read_, notes_.size() - read_);
-    const size_t p = static_cast<unsigned char>(notes_[read_]);
-    const size_t sl = static_cast<unsigned char>(notes_[read_ + 1]);
+    Cursor c(notes_.data() + read_, notes_len_ - read_);
+    const size_t p = static_cast<unsigned char>(notes_.data()[read_]);
+    const size_t sl = static_cast<unsigned char>(notes_.data()[read_ + 1]);
     std::memcpy(last_ + p, notes_.data() + read_ + 2, sl);
     last_len_ = p + sl;
     c.bytes(2 + sl);

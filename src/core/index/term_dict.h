@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "index/out_buffer.h"
 #include "util/mem_account.h"
 
 namespace scipis {
@@ -88,7 +89,10 @@ class DictEncoder {
   uint16_t code_[kContexts][256] = {};  // bit-reversed
   // Notes: per entry u8 shared prefix with the entry before (in the
   // split), u8 suffix length, the suffix, varint code, varint x.
-  std::vector<char, mem::Accounted<char>> notes_;
+  // Written before read, never zero-filled: a flush's notes are tens of
+  // MiB, and a vector's growth cleared them on fresh pages every flush.
+  OutBuffer notes_;
+  size_t notes_len_ = 0;
   std::string_view prev_;     // the last term noted
   char last_[kMaxTermBytes];  // the last term read back
   size_t last_len_ = 0;

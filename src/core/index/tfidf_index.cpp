@@ -70,7 +70,8 @@ size_t TfIdfIndex::flush_bound(uint64_t budget, int depth, int split_factor) {
   const Capacity c = capacity_for(budget, depth);
   const size_t sf = static_cast<size_t>(split_factor);
   // Each split's groups round up by one, and each buffer holds at most
-  // twice its reservation (OutBuffer::reset).
+  // half again the largest reservation it was reset for (OutBuffer::reset),
+  // itself at most its reservation at capacity.
   return 2 * (data_reserve(c.terms, c.postings) + meta_reserve(c.terms, c.term_bytes) +
               sf * meta_reserve(kTermGroup, 0));
 }
