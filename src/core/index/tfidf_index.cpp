@@ -56,13 +56,13 @@ Capacity capacity_for(uint64_t budget, int depth) {
 size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   const Capacity c = capacity_for(budget, depth);
   // The region, the sort scratch and its radix copy (each at most twice
-  // what it needs, as OutBuffer and vectors round), a split's entry
-  // notes, every split's groups (three words each; a split's last group
-  // may be short, so at most terms / kTermGroup + kMaxSplits groups) and
-  // dictionary notes, the front cache.
+  // what it needs, as OutBuffer and vectors round), every split's groups
+  // (three words each; a split's last group may be short, so at most
+  // terms / kTermGroup + kMaxSplits groups) and dictionary notes, the
+  // front cache.
   constexpr size_t kMaxSplits = 4096;  // the split_factor option's range
   return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
-         2 * c.terms * 2 * sizeof(uint64_t) + TfMetaWriter::held_bound(c.terms, c.term_bytes, kMaxSplits) +
+         TfMetaWriter::held_bound(c.terms, c.term_bytes, kMaxSplits) +
          kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
 
@@ -444,10 +444,10 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     const uint64_t hot_from = hot_df([counts](size_t i) { return counts[i].df; }, count);
     split_count[s] = count;
     meta_.begin_split();
-    // First the posting regions, group by group, noting each entry's code
-    // and x, and the hot terms.
-    entry_code_.resize(count);
-    entry_x_.resize(count);
+    // Group by group: the posting regions, noting each entry's code and
+    // x and the hot terms, then the group's dictionary entries. (A split's
+    // codes noted whole were two words a term of fresh pages per flush.)
+    uint64_t entry_code[kTermGroup], entry_x[kTermGroup];
     // TF arrays sit anywhere in the region: last arrays are loaded 16
     // terms ahead, the arrays before them 8 ahead.
     auto prefetch = [&](size_t i) {
@@ -464,6 +464,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
       const size_t gn = std::min(kTermGroup, count - g0);
       meta_.add_group(static_cast<uint64_t>(out - base));
       for (size_t j = 0; j < gn; j++) prefetch(g0 + j);
+      // The next group's term bytes, for its entries after its regions.
+      for (size_t i = g0 + kTermGroup; i < std::min(count, g0 + 2 * kTermGroup); i++)
+        if ((first[i].value & 0xff) > 8) __builtin_prefetch(unit(static_cast<uint32_t>(first[i].value >> 8)));
       // Small regions, their crc, then large ones.
       char* const span = out;
       for (int pass = 0; pass < 2; pass++) {
@@ -478,8 +481,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
             // posting sits in the entry, with no region in the data file.
             if (e->tail) fail(SCIPIS_E_INTERNAL, "TF-IDF index: a term of one document has a TF array");
             if (pass == 0) {
-              entry_code_[g0 + j] = uint64_t{e->cur_tf} << 1 | 1;
-              entry_x_[g0 + j] = e->cur_seq;
+              entry_code[j] = uint64_t{e->cur_tf} << 1 | 1;
+              entry_x[j] = e->cur_seq;
             }
             continue;
           }
@@ -490,8 +493,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
                                                term_seqs_.size(), base_seq)
                           : write_region(out, term_seqs_.data(), term_tfs_.data(),
                                          term_seqs_.size(), base_seq, len_of);
-          entry_code_[g0 + j] = uint64_t{e->df} << 1;
-          entry_x_[g0 + j] = static_cast<uint64_t>(out - start);
+          entry_code[j] = uint64_t{e->df} << 1;
+          entry_x[j] = static_cast<uint64_t>(out - start);
           blocks++;
           if (e->df >= hot_from && static_cast<size_t>(out - start) <= UINT32_MAX) {
             meta_.add_hot(term_at(g0 + j), static_cast<uint64_t>(start - base),
@@ -499,13 +502,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
           }
         }
       }
-    }
-    // Then the dictionary's notes and counts, in one loop that loads term
-    // bytes well ahead.
-    for (size_t i = 0; i < count; i++) {
-      if (i + 16 < count && (first[i + 16].value & 0xff) > 8)
-        __builtin_prefetch(unit(static_cast<uint32_t>(first[i + 16].value >> 8)));
-      meta_.add_entry(term_at(i), i % kTermGroup == 0, entry_code_[i], entry_x_[i]);
+      for (size_t j = 0; j < gn; j++) meta_.add_entry(term_at(g0 + j), j == 0, entry_code[j], entry_x[j]);
     }
   }
   meta_.finish(sf, split_count.data(), split_bytes.data(), base_seq, metas);

@@ -246,8 +246,6 @@ class TfIdfIndex {
   // One term's postings, gathered for its posting region.
   mutable std::vector<uint64_t, mem::Accounted<uint64_t>> term_seqs_;
   mutable std::vector<uint32_t, mem::Accounted<uint32_t>> term_tfs_;
-  // A split's entries (code, x), noted while its postings are written.
-  mutable std::vector<uint64_t, mem::Accounted<uint64_t>> entry_code_, entry_x_;
   // The radix sort's copy of the keys, then a split's counts.
   mutable OutBuffer radix_tmp_;
   // Groups, hot terms and dictionary entries, coded into the metas.
