@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -119,6 +120,45 @@ TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
         }
       }
     }
+  }
+}
+
+// A flush of many terms, as a build's holds (millions): random terms, a
+// third of them sharing their first word, some starting with the bytes
+// at either end of a byte's range (NUL, 0xff), must come out in byte
+// order, each once.
+TEST(TfIdfIndex, AFlushOfManyTermsIsInOrder) {
+  std::mt19937_64 rng(29);
+  std::set<std::string> terms;
+  while (terms.size() < 150000) {
+    const size_t len = 1 + rng() % 20;
+    std::string t(len, 'a');
+    for (size_t j = 0; j < len; j++) t[j] = static_cast<char>(rng() % 4 == 0 ? rng() % 256 : 'a' + rng() % 26);
+    if (terms.size() % 3 == 0 && len > 8) t.replace(0, 8, "prefix__");
+    if (terms.size() % 11 == 0) t[0] = terms.size() % 2 ? '\0' : '\xff';
+    terms.insert(t);
+  }
+  for (int sf : {1, 7}) {
+    scipis::TfIdfIndex tf(uint64_t{64} << 20, 4);
+    uint64_t doc = 0;
+    for (const std::string& t : terms) tf.add(scipis::TermKey::of(t), doc++ / 50, 1);
+    ASSERT_EQ(tf.terms(), terms.size()) << "one flush holds them all";
+    scipis::OutBuffer data;
+    std::vector<scipis::OutBuffer> metas;
+    tf.serialise(sf, data, metas);
+    size_t seen = 0;
+    for (int s = 0; s < sf; s++) {
+      const scipis::TfMeta meta("meta", std::string(metas[s].view()));
+      const auto all = meta.all();
+      for (size_t i = 0; i < all.size(); i++) {
+        ASSERT_TRUE(terms.count(all[i].first)) << "split " << s << " entry " << i;
+        if (i) {
+          ASSERT_LT(all[i - 1].first, all[i].first) << "split " << s << " entry " << i;
+        }
+      }
+      seen += all.size();
+    }
+    EXPECT_EQ(seen, terms.size()) << "sf " << sf;
   }
 }
 
