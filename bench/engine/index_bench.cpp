@@ -6,7 +6,9 @@
 //   build/index_bench --corpus DIR [--runs 3] [--indexers 2] [--readers 0]
 //                     [--writers 0] [--tfidf-mib 256] [--depth 4] [--split 16] [--keep DIR]
 // --keep DIR builds into DIR (which must not exist) and leaves the index
-// there, to look at its files.
+// there, to look at its files. --settle then merges the build's segments
+// as a collection's merge job does (SCIPIS_COMPACT_SETTLE), outside the
+// build's time, and adds its seconds and the merged index to the line.
 // Run it under `perf record -g` to see where a build spends its time.
 #include <sys/resource.h>
 #include <unistd.h>
@@ -39,6 +41,7 @@ double load_average() {
   std::fprintf(stderr,
                "usage: index_bench --corpus DIR [--runs N] [--indexers N] [--readers N]\n"
                "                   [--writers N] [--tfidf-mib N] [--depth N] [--block-kib N] [--split N] [--keep DIR]\n"
+               "                   [--settle]   (then the merge job's merge, untimed)\n"
                "                   [--flags N]   (scipis_build_start_ex flags: 3 = as jobs build)\n");
   std::exit(2);
 }
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   int runs = 3;
   std::string keep;
   int flags = 0;
+  bool settle = false;
   for (int i = 1; i < argc; i++) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) usage();
@@ -69,6 +73,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--split")) o.split_factor = std::atoi(next());
     else if (!std::strcmp(argv[i], "--keep")) keep = next();
     else if (!std::strcmp(argv[i], "--flags")) flags = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--settle")) settle = true;
     else usage();
   }
   if (corpus.empty() || runs < 1) usage();
@@ -100,18 +105,47 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "index_bench: %s\n", err.message);
       break;
     }
+    // What a collection's merge job then does (merge_after_build), outside
+    // the build's time: its seconds, and the index users then query.
+    scipis_build_stats ms{};
+    double merge_wall = 0;
+    if (settle && scipis_compact_needed(dir.c_str(), SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE) == 1) {
+      const auto m0 = std::chrono::steady_clock::now();
+      scipis_build* m = scipis_compact_start(dir.c_str(), &o, SCIPIS_COMPACT_BESIDE | SCIPIS_COMPACT_SETTLE, &err);
+      if (!m) {
+        std::fprintf(stderr, "index_bench: merge: %s\n", err.message);
+        rc = -1;
+        break;
+      }
+      while (!scipis_build_wait(m, 100)) {
+      }
+      if (scipis_build_finish(m, &ms, &err) != 0) {
+        std::fprintf(stderr, "index_bench: merge: %s\n", err.message);
+        rc = -1;
+        break;
+      }
+      merge_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - m0).count();
+    }
+    char merged[256] = "";
+    if (settle)
+      std::snprintf(merged, sizeof merged,
+                    ",\"merge_s\":%.3f,\"segments_merged\":%llu,\"merged_segments\":%llu,"
+                    "\"merged_index_bytes\":%llu",
+                    merge_wall, static_cast<unsigned long long>(ms.segments_merged),
+                    static_cast<unsigned long long>(merge_wall > 0 ? ms.segments : st.segments),
+                    static_cast<unsigned long long>(merge_wall > 0 ? ms.index_bytes : st.index_bytes));
     const double mib = static_cast<double>(st.bytes) / 1048576.0;
     const double files = static_cast<double>(st.files);
     std::printf(
         "{\"run\":%d,\"files\":%llu,\"bytes\":%llu,\"mib\":%.1f,\"tokens\":%llu,"
         "\"terms\":%llu,\"segments\":%llu,\"skipped\":%llu,\"index_bytes\":%llu,"
         "\"wall_s\":%.3f,\"mib_per_s\":%.1f,\"files_per_s\":%.0f,\"cpu_s_per_gib\":%.2f,"
-        "\"cpu_us_per_file\":%.1f,\"load1\":%.2f}\n",
+        "\"cpu_us_per_file\":%.1f,\"load1\":%.2f%s}\n",
         r, static_cast<unsigned long long>(st.files), static_cast<unsigned long long>(st.bytes),
         mib, static_cast<unsigned long long>(st.tokens), static_cast<unsigned long long>(st.terms),
         static_cast<unsigned long long>(st.segments), static_cast<unsigned long long>(st.skipped),
         static_cast<unsigned long long>(st.index_bytes), wall, mib / wall, files / wall,
-        cpu / (mib / 1024.0), files > 0 ? cpu * 1e6 / files : 0.0, load);
+        cpu / (mib / 1024.0), files > 0 ? cpu * 1e6 / files : 0.0, load, merged);
     std::fflush(stdout);
   }
   scipis_error err;
