@@ -58,9 +58,11 @@ my $cid = $node->safe_psql('postgres', "SELECT id FROM scipis_collection WHERE n
 
 # Another session takes the collection's lock (the jobs' advisory lock) as
 # the build job lets it go: the merge job the build queued cannot start.
-# However fast the build, it cannot end first: a third session holds its
-# job's row (the worker's next progress update waits on it) until the
-# second is queued for the lock behind the build.
+# However fast the build, it cannot end first: the build job is queued
+# while a first session holds the collection's lock, and a second locks
+# the job table against updates, so the worker that claims the job takes
+# the collection's lock and then waits to mark it running. Only once the
+# third session is queued for the lock behind it does the build go on.
 sub session {
 	my ($in, $out) = ('', '');
 	my $h = IPC::Run::start([ 'psql', '-X', '-A', '-t', '-d', $node->connstr('postgres') ],
@@ -73,12 +75,22 @@ sub send_wait {
 	$h->pump until $$out =~ $until;
 }
 sub build_held {
+	my ($first, $first_in, $first_out) = session();
+	send_wait($first, $first_in, $first_out,
+		"SELECT pg_advisory_lock(1935894889, $cid); SELECT 'first';", qr/first/);
 	my $job = $node->safe_psql('postgres', "SELECT job FROM scipis_index('c', wait => false)");
-	$node->poll_query_until('postgres', "SELECT state = 'running' FROM scipis_jobs WHERE id = $job")
-	  or die "the build job did not start";
-	my ($row, $row_in, $row_out) = session();
-	send_wait($row, $row_in, $row_out,
-		"BEGIN; SELECT 'row ' || id FROM scipis_job WHERE id = $job FOR UPDATE;", qr/row $job/);
+	my ($table, $table_in, $table_out) = session();
+	send_wait($table, $table_in, $table_out,
+		"BEGIN; LOCK TABLE scipis_job IN SHARE MODE; SELECT 'table';", qr/table/);
+	send_wait($first, $first_in, $first_out,
+		"SELECT pg_advisory_unlock(1935894889, $cid); SELECT 'freed';", qr/freed/);
+	$$first_in .= "\\q\n";
+	$first->finish;
+	# A worker claims the job: it holds the collection's lock.
+	$node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+		  . " AND classid = 1935894889 AND objid = $cid")
+	  or die "no worker took the build job";
 	my ($h, $in, $out) = session();
 	$$in .= "SELECT pg_advisory_lock(1935894889, $cid);\nSELECT 'held';\n";
 	$h->pump while length $$in;
@@ -86,10 +98,10 @@ sub build_held {
 		"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
 		  . " AND classid = 1935894889 AND objid = $cid")
 	  or die "the lock was not asked for";
-	is(state($job), 'running', 'the build job still runs while the lock is asked for');
-	send_wait($row, $row_in, $row_out, "COMMIT; SELECT 'done';", qr/done/);
-	$$row_in .= "\\q\n";
-	$row->finish;
+	is(state($job), 'queued', 'the build job is not marked running while the lock is asked for');
+	send_wait($table, $table_in, $table_out, "COMMIT; SELECT 'done';", qr/done/);
+	$$table_in .= "\\q\n";
+	$table->finish;
 	# It waits behind the build, which holds the lock while it runs.
 	$h->pump until $$out =~ /held/;
 	is(state($job), 'succeeded', 'the build job ended before the lock was taken');
