@@ -469,8 +469,14 @@ build_collection(JobRun *r, int threads)
 	{
 		bool		done = scipis_build_wait(current_build, 100);
 
-		/* A stop that came while the build finished still wins. */
+		/*
+		 * A stop that came while the build finished still wins, and so
+		 * does a cancel: a finished build reads the job's row once more
+		 * before it commits.
+		 */
 		scipis_build_get_progress(current_build, &p);
+		if (done)
+			last = 0;
 		if (job_poll(r, &last, &p, phase_name(p.phase)) || done)
 			break;
 	}
@@ -568,6 +574,8 @@ merge_collection(JobRun *r, int threads)
 	{
 		bool		done = scipis_build_wait(current_build, 100);
 
+		if (done)
+			last = 0;			/* a cancel that came meanwhile still wins */
 		if (job_poll(r, &last, NULL, "merging") || done)
 			break;
 	}
