@@ -63,13 +63,19 @@ my $after = answers('clean');
 isnt($after, $before, 'the rewritten tree answers otherwise');
 
 my $id = $node->safe_psql('postgres', "SELECT job FROM scipis_refresh('c', wait => false)");
-ok($node->poll_query_until('postgres',
-		"SELECT state = 'running' AND files_done > 0 FROM scipis_jobs WHERE id = $id"),
-	'the refresh runs');
+# The worker is stopped (SIGSTOP) as soon as the refresh has read some
+# files, so that it cannot end while the searches and psql's starts below
+# run on a loaded machine; it is killed while stopped.
+my $pid = '';
+for (my $until = time() + 180; time() < $until && $pid eq ''; usleep(20_000)) {
+	$pid = $node->safe_psql('postgres',
+		"SELECT worker_pid FROM scipis_job WHERE id = $id AND state = 'running' AND files_done > 0");
+}
+ok($pid =~ /^\d+$/ && $pid > 0, 'the refresh runs');
+die "no worker pid for job $id" unless $pid =~ /^\d+$/ && $pid > 0;
+kill 'STOP', $pid or die "cannot stop worker $pid";
 my $during = answers('c');
 ok($during eq $before || $during eq $after, 'during the refresh the collection answers as before or after it');
-my $pid = $node->safe_psql('postgres', "SELECT worker_pid FROM scipis_job WHERE id = $id");
-die "no worker pid for job $id" unless $pid =~ /^\d+$/ && $pid > 0;
 my $attempts = job($id, 'attempts');
 # The postmaster restarts every process after the crash; wait for its log
 # to say so (poll_query_until feeds psql on stdin, and dies of EPIPE when
