@@ -136,7 +136,7 @@ job_build_block(JobRun *r, int threads)
 	{
 		bool		done = scipis_block_build_wait(current, 100);
 
-		if (job_poll(r, &last, NULL, "indexing") || done)
+		if (job_poll(r, &last, NULL, "indexing", done))
 			break;
 	}
 	if (r->end != RUN_SUCCEEDED)

@@ -317,11 +317,14 @@ job_mark_running(JobRun *r, int64 files, int64 bytes)
 
 /*
  * Between two waits on the engine: false to go on; true when the job must
- * stop (r->end says how). Every PROGRESS_MS it writes p (if any) to the
- * job's row and reads a cancel from it.
+ * stop (r->end says how) or the engine is done. Every PROGRESS_MS, and
+ * once more when done (so that a cancel that came while the engine
+ * finished still wins over the commit), it writes p (if any) to the job's
+ * row and reads a cancel from it.
  */
 bool
-job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p, const char *phase)
+job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p, const char *phase,
+		 bool done)
 {
 	bool		cancel = false;
 
@@ -335,7 +338,7 @@ job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p, const cha
 		r->end = got_sigterm && !caller_gone() ? RUN_INTERRUPTED : RUN_CANCELED;
 		return true;
 	}
-	if (TimestampDifferenceExceeds(*last, GetCurrentTimestamp(), PROGRESS_MS))
+	if (done || TimestampDifferenceExceeds(*last, GetCurrentTimestamp(), PROGRESS_MS))
 	{
 		scipis_build_progress none = {0};
 
@@ -344,7 +347,7 @@ job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p, const cha
 	}
 	if (cancel)
 		r->end = RUN_CANCELED;
-	return cancel;
+	return cancel || done;
 }
 
 /* The previous index's files and bytes, for the estimate of time left. */
@@ -469,15 +472,9 @@ build_collection(JobRun *r, int threads)
 	{
 		bool		done = scipis_build_wait(current_build, 100);
 
-		/*
-		 * A stop that came while the build finished still wins, and so
-		 * does a cancel: a finished build reads the job's row once more
-		 * before it commits.
-		 */
+		/* A stop or cancel that came while the build finished still wins. */
 		scipis_build_get_progress(current_build, &p);
-		if (done)
-			last = 0;
-		if (job_poll(r, &last, &p, phase_name(p.phase)) || done)
+		if (job_poll(r, &last, &p, phase_name(p.phase), done))
 			break;
 	}
 	if (r->end == RUN_INTERRUPTED && !r->refresh)
@@ -574,9 +571,7 @@ merge_collection(JobRun *r, int threads)
 	{
 		bool		done = scipis_build_wait(current_build, 100);
 
-		if (done)
-			last = 0;			/* a cancel that came meanwhile still wins */
-		if (job_poll(r, &last, NULL, "merging") || done)
+		if (job_poll(r, &last, NULL, "merging", done))
 			break;
 	}
 	if (r->end == RUN_SUCCEEDED)

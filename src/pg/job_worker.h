@@ -53,7 +53,7 @@ void		job_check_role(JobRun *r, const char *what);
 void		job_mark_running(JobRun *r, int64 files, int64 bytes);
 bool		job_report_progress(JobRun *r, const scipis_build_progress *p, const char *phase);
 bool		job_poll(JobRun *r, TimestampTz *last, const scipis_build_progress *p,
-					 const char *phase);
+					 const char *phase, bool done);
 
 /* job_block.c */
 void		job_block_args(JobRun *r, const char *args);

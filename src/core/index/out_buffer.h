@@ -39,7 +39,7 @@ class OutBuffer {
   // holds no more than it held before (a smaller buffer would be a fresh
   // mapping, cleared again). A large buffer is mapped half again as large
   // as asked: successive flushes ask a few percent more or less, and each
-  // miss cleared a new mapping's pages (5-7% of a small-file build's CPU).
+  // miss cleared a new mapping's pages.
   void reset(size_t capacity) {
     if (p_ && cap_ >= capacity) {
       size_ = capacity;

@@ -169,9 +169,10 @@ void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t
     counted_ = 0;
   }
   const size_t at = notes_len_;
-  if (at + 2 + (term.size() - p) + 20 > notes_.size()) {
+  const size_t end = at + 2 + (term.size() - p) + 20;  // at most
+  if (end > notes_.size()) {
     // More than reset was told of: the notes so far, into twice the room.
-    OutBuffer more(2 * (at + 2 + (term.size() - p) + 20));
+    OutBuffer more(2 * end);
     std::memcpy(more.data(), notes_.data(), at);
     notes_ = std::move(more);
   }
