@@ -3,7 +3,7 @@
 // document) is kept; then that stream is replayed into TfIdfIndex in the
 // indexer's batches, flushing (serialise, output dropped) whenever the
 // index is full. Three replays; each prints ns per add and flush seconds.
-//   build/index_replay --corpus DIR [--mib 512] [--tfidf-mib 128] [--depth 4]
+//   build/index_replay --corpus DIR [--mib 512] [--tfidf-mib 128] [--depth 4] [--split 1]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,14 +34,16 @@ int main(int argc, char** argv) {
   size_t want = size_t{512} << 20;
   uint64_t budget = uint64_t{128} << 20;
   int depth = 4;
+  int split = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--corpus")) dir = argv[i + 1];
     else if (!std::strcmp(argv[i], "--mib")) want = std::strtoull(argv[i + 1], nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--tfidf-mib")) budget = std::strtoull(argv[i + 1], nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--depth")) depth = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--split")) split = std::atoi(argv[i + 1]);
   }
-  if (dir.empty() || depth < 1) {
-    std::fprintf(stderr, "usage: index_replay --corpus DIR [--mib N] [--tfidf-mib N] [--depth N]\n");
+  if (dir.empty() || depth < 1 || split < 1) {
+    std::fprintf(stderr, "usage: index_replay --corpus DIR [--mib N] [--tfidf-mib N] [--depth N] [--split N]\n");
     return 2;
   }
   unsigned char delim[256];
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     double flush_s = 0;
     int flushes = 0;
+    size_t flushed_terms = 0;
     {
       TfIdfIndex tf(budget, depth);
       constexpr size_t kBatch = 512;  // as Pipeline::indexer_loop
@@ -98,7 +101,8 @@ int main(int argc, char** argv) {
       std::vector<OutBuffer> metas;
       auto flush = [&] {
         const auto f0 = std::chrono::steady_clock::now();
-        tf.serialise(16, data, metas);
+        flushed_terms += tf.terms();
+        tf.serialise(split, data, metas);
         tf.clear();
         flushes++;
         flush_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
@@ -121,9 +125,10 @@ int main(int argc, char** argv) {
     const double all = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
         "{\"replay\":%d,\"mib\":%.0f,\"docs\":%u,\"adds\":%zu,\"add_s\":%.3f,\"ns_per_add\":%.1f,"
-        "\"flush_s\":%.3f,\"flushes\":%d}\n",
+        "\"flush_s\":%.3f,\"flushes\":%d,\"flushed_terms\":%zu,\"flush_ns_per_term\":%.1f}\n",
         rep, static_cast<double>(total) / 1048576.0, doc, stream.size(), all - flush_s,
-        (all - flush_s) * 1e9 / static_cast<double>(stream.size()), flush_s, flushes);
+        (all - flush_s) * 1e9 / static_cast<double>(stream.size()), flush_s, flushes, flushed_terms,
+        flush_s * 1e9 / static_cast<double>(flushed_terms ? flushed_terms : 1));
     std::fflush(stdout);
   }
   return 0;

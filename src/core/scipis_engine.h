@@ -253,7 +253,11 @@ int			scipis_mark_fresh(const char *dir, int64_t ns, scipis_error *err);
 void		scipis_build_get_progress(scipis_build *b, scipis_build_progress *p);
 /* Waits up to timeout_ms; returns 1 when the build has finished. */
 int			scipis_build_wait(scipis_build *b, int timeout_ms);
-/* Asks the threads to stop; scipis_build_wait then returns promptly. */
+/*
+ * Asks the threads to stop; scipis_build_wait then returns promptly, and
+ * scipis_build_finish commits nothing and reports SCIPIS_E_CANCELED, even
+ * when the threads had already ended.
+ */
 void		scipis_build_cancel(scipis_build *b);
 /*
  * Asks a resumable build (SCIPIS_BUILD_RESUME) to end early but keep what

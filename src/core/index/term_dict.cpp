@@ -1,6 +1,7 @@
 #include "index/term_dict.h"
 
 #include "util/bytes.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cstring>
@@ -114,11 +115,12 @@ void code_lengths(const uint32_t* freq, uint8_t* len) {
 void DictEncoder::reset(size_t terms, size_t term_bytes) {
   std::memset(freq_, 0, sizeof freq_);
   counted_ = 0;
-  notes_.reset(notes_bound(terms, term_bytes));
-  notes_len_ = 0;
+  notes_.reset(2 * (22 * terms + term_bytes));
+  symbols_ = 0;
+  groups_.clear();
+  groups_.reserve(terms / kTermGroup + 1);
   prev_ = {};
-  last_len_ = 0;
-  read_ = 0;
+  read_group_ = 0;
 }
 
 namespace {
@@ -135,53 +137,61 @@ size_t shared_prefix(const char* a, const char* b, size_t n) {
   return p;
 }
 
-// Calls put(ctx, symbol) for each symbol of an entry sharing p bytes with
-// the term before it in its group.
-template <typename Put>
-void each_symbol(size_t p, std::string_view term, uint64_t code, uint64_t x, Put&& put) {
-  put(kCtxPrefix, static_cast<unsigned>(p));
-  put(kCtxSuffixLen, static_cast<unsigned>(term.size() - p));
-  for (size_t i = p; i < term.size(); i++)
-    put(static_cast<int>(char_context(term.data(), i)), static_cast<unsigned char>(term[i]));
-  const int xctx = code & 1 ? kCtxSeq : kCtxRegion;
+constexpr uint16_t symbol(int ctx, unsigned byte) { return static_cast<uint16_t>(ctx << 8 | byte); }
+
+// The symbols of a varint's bytes, the i-th in context ctx + min(i, 2).
+uint16_t* varint_symbols(uint16_t* w, int ctx, uint64_t v) {
   for (int i = 0;; i++) {
-    put(kCtxCode + std::min(i, 2), static_cast<unsigned>(code >= 0x80 ? (code & 0x7f) | 0x80 : code));
-    if (code < 0x80) break;
-    code >>= 7;
-  }
-  for (int i = 0;; i++) {
-    put(xctx + std::min(i, 2), static_cast<unsigned>(x >= 0x80 ? (x & 0x7f) | 0x80 : x));
-    if (x < 0x80) break;
-    x >>= 7;
+    const int c = ctx + std::min(i, 2);
+    if (v < 0x80) {
+      *w++ = symbol(c, static_cast<unsigned>(v));
+      return w;
+    }
+    *w++ = symbol(c, static_cast<unsigned>((v & 0x7f) | 0x80));
+    v >>= 7;
   }
 }
 }  // namespace
 
 void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t x) {
-  const size_t p = shared_prefix(prev_.data(), term.data(), std::min(prev_.size(), term.size()));
-  each_symbol(first ? 0 : p, term, code, x, [&](int ctx, unsigned sym) { freq_[ctx][sym]++; });
+  // A group's first term is coded whole; the others share the bytes they
+  // have in common with the term before.
+  const size_t p = first ? 0 : shared_prefix(prev_.data(), term.data(), std::min(prev_.size(), term.size()));
+  if (first || groups_.empty()) {
+    unsigned char k[8] = {};
+    std::memcpy(k, term.data(), std::min<size_t>(8, term.size()));
+    uint64_t key = 0;
+    for (unsigned char b : k) key = key << 8 | b;
+    groups_.push_back(GroupNote{key, 0, 0, symbols_});
+  }
+  groups_.back().entries++;
+  const size_t most = 22 + (term.size() - p);
+  if ((symbols_ + most) * sizeof(uint16_t) > notes_.size()) {
+    // More than reset was told of: the notes so far, into twice the room.
+    OutBuffer more(2 * (symbols_ + most) * sizeof(uint16_t));
+    std::memcpy(more.data(), notes_.data(), symbols_ * sizeof(uint16_t));
+    notes_ = std::move(more);
+  }
+  uint16_t* const start = reinterpret_cast<uint16_t*>(notes_.data()) + symbols_;
+  uint16_t* w = start;
+  *w++ = symbol(kCtxPrefix, static_cast<unsigned>(p));
+  *w++ = symbol(kCtxSuffixLen, static_cast<unsigned>(term.size() - p));
+  const auto* t = reinterpret_cast<const unsigned char*>(term.data());
+  for (size_t i = p; i < term.size(); i++)
+    *w++ = symbol(kCtxChar + (i ? kCharClass.of[t[i - 1]] : 0), t[i]);
+  w = varint_symbols(w, kCtxCode, code);
+  w = varint_symbols(w, code & 1 ? kCtxSeq : kCtxRegion, x);
+  uint32_t* const freq = &freq_[0][0];
+  for (const uint16_t* s = start; s != w; ++s) freq[*s]++;
+  symbols_ += static_cast<size_t>(w - start);
   // An entry counts at most 277 symbols: halving well before 2^32 keeps
   // every count in range and every seen symbol counted.
-  counted_ += 2 + term.size() + 20;
+  counted_ += static_cast<uint64_t>(w - start);
   if (counted_ > (uint64_t{1} << 31)) {
     for (auto& ctx : freq_)
       for (auto& f : ctx) f = f ? f / 2 + 1 : 0;
     counted_ = 0;
   }
-  const size_t at = notes_len_;
-  const size_t end = at + 2 + (term.size() - p) + 20;  // at most
-  if (end > notes_.size()) {
-    // More than reset was told of: the notes so far, into twice the room.
-    OutBuffer more(2 * end);
-    std::memcpy(more.data(), notes_.data(), at);
-    notes_ = std::move(more);
-  }
-  char* w = notes_.data() + at;
-  *w++ = static_cast<char>(p);
-  *w++ = static_cast<char>(term.size() - p);
-  std::memcpy(w, term.data() + p, term.size() - p);
-  w = write_varint(write_varint(w + (term.size() - p), code), x);
-  notes_len_ = static_cast<size_t>(w - notes_.data());
   prev_ = term;
 }
 
@@ -201,7 +211,7 @@ char* DictEncoder::finish_counts(char* out) {
     }
     for (int i = 0; i < n; i++) {
       const int l = len_[c][syms[i]];
-      code_[c][syms[i]] = static_cast<uint16_t>(reverse_bits(next[l]++, l));
+      code_[c * 256 + syms[i]] = reverse_bits(next[l]++, l) | static_cast<uint32_t>(l) << 16;
     }
     std::memset(out, 0, 128);
     for (int i = 0; i < n; i++) out[syms[i] >> 1] |= static_cast<char>(len_[c][syms[i]] << (4 * (syms[i] & 1)));
@@ -211,42 +221,40 @@ char* DictEncoder::finish_counts(char* out) {
 }
 
 char* DictEncoder::encode_group(char* out, size_t n) {
+  if (read_group_ >= groups_.size() || groups_[read_group_].entries != n)
+    fail(SCIPIS_E_INTERNAL, "TF dictionary group %zu coded with %zu entries", read_group_, n);
+  const GroupNote& g = groups_[read_group_++];
+  group_key_ = g.key;
+  const uint16_t* s = reinterpret_cast<const uint16_t*>(notes_.data()) + g.first_symbol;
+  const uint16_t* const end = reinterpret_cast<const uint16_t*>(notes_.data()) +
+                              (read_group_ < groups_.size() ? groups_[read_group_].first_symbol : symbols_);
+  // Three codes (at most 45 bits) join the at most 7 bits left, then every
+  // whole byte is stored with one unaligned write.
   uint64_t acc = 0;
   unsigned bits = 0;
-  auto put = [&](int ctx, unsigned sym) {
-    acc |= uint64_t{code_[ctx][sym]} << bits;
-    bits += len_[ctx][sym];
-    if (bits >= 32) {
-      out = write_u32(out, static_cast<uint32_t>(acc));
-      acc >>= 32;
-      bits -= 32;
-    }
+  auto put = [&](uint16_t sym) {
+    const uint32_t c = code_[sym];
+    acc |= uint64_t{c & 0xffffu} << bits;
+    bits += c >> 16;
   };
-  // The notes were front-coded against the split's previous term, which
-  // last_ holds as they are read back: for all but a group's first
-  // entry (coded whole), that is the shared prefix the group codes.
-  for (size_t i = 0; i < n; i++) {
-    Cursor c(notes_.data() + read_, notes_len_ - read_);
-    const size_t p = static_cast<unsigned char>(notes_.data()[read_]);
-    const size_t sl = static_cast<unsigned char>(notes_.data()[read_ + 1]);
-    std::memcpy(last_ + p, notes_.data() + read_ + 2, sl);
-    last_len_ = p + sl;
-    c.bytes(2 + sl);
-    const uint64_t code = c.varint(), x = c.varint();
-    read_ = static_cast<size_t>(reinterpret_cast<const char*>(c.pos()) - notes_.data());
-    if (i == 0) {
-      unsigned char k[8] = {};
-      std::memcpy(k, last_, std::min<size_t>(8, last_len_));
-      group_key_ = 0;
-      for (unsigned char b : k) group_key_ = group_key_ << 8 | b;
-    }
-    each_symbol(i ? p : 0, std::string_view(last_, last_len_), code, x, put);
+  auto spill = [&] {
+    std::memcpy(out, &acc, 8);
+    const unsigned bytes = bits >> 3;
+    out += bytes;
+    acc >>= 8 * bytes;
+    bits &= 7;
+  };
+  for (; end - s >= 3; s += 3) {
+    put(s[0]);
+    put(s[1]);
+    put(s[2]);
+    spill();
   }
-  while (bits > 0) {
-    *out++ = static_cast<char>(acc);
-    acc >>= 8;
-    bits = bits > 8 ? bits - 8 : 0;
+  for (; s != end; ++s) {
+    put(*s);
+    spill();
   }
+  if (bits) *out++ = static_cast<char>(acc);
   return out;
 }
 

@@ -60,45 +60,56 @@ class DictEncoder {
   // Forgets the last split; the next has these terms and term bytes.
   void reset(size_t terms, size_t term_bytes);
   // Notes one entry of the split, in order, and counts its symbols; a
-  // group's first entry has first set. The terms are kept, front-coded,
-  // so that the encoding pass reads them in order from one buffer; the
-  // last term's bytes must stay where they are until the next add.
+  // group's first entry has first set. The last term's bytes must stay
+  // where they are until the next add (the next entry shares its prefix).
   void add(std::string_view term, bool first, uint64_t code, uint64_t x);
   // Makes the codes from the counts; writes the tables (kCodeTableBytes)
   // at out and returns their end.
   char* finish_counts(char* out);
-  // Codes the next n entries noted, a group, at out; returns the end of
-  // its bytes.
+  // Codes the next group noted, of n entries, at out; returns the end of
+  // its bytes. It may write up to 8 bytes past that end (bound counts
+  // them), which whatever follows overwrites.
   char* encode_group(char* out, size_t n);
   // The first 8 bytes of the last group's first term, big-endian, zero
   // padded: the key a reader's binary search compares in place.
   uint64_t group_key() const { return group_key_; }
   // The most bytes groups of these terms take: each entry is at most 22
   // codes (lengths, two varints) and one per byte of its term, each code
-  // at most kMaxCodeBits; each group pads to a byte.
+  // at most kMaxCodeBits; each group pads to a byte; 8 bytes of slack.
   static size_t bound(size_t terms, size_t term_bytes) {
-    return ((22 * terms + term_bytes) * kMaxCodeBits + 7) / 8 + terms / kTermGroup + 1;
+    return ((22 * terms + term_bytes) * kMaxCodeBits + 7) / 8 + terms / kTermGroup + 1 + 8;
   }
-  // The most bytes the notes of these terms take.
-  static size_t notes_bound(size_t terms, size_t term_bytes) { return terms * 23 + term_bytes; }
+  // The most bytes the notes of these terms take: a symbol (two bytes) per
+  // code, and a group's start.
+  static size_t notes_bound(size_t terms, size_t term_bytes) {
+    return 2 * (22 * terms + term_bytes) + (terms / kTermGroup + 1) * sizeof(GroupNote);
+  }
 
  private:
+  // A group's notes: where its symbols start, its entries, its key.
+  struct GroupNote {
+    uint64_t key;
+    uint32_t entries;
+    uint32_t pad;
+    size_t first_symbol;
+  };
   uint32_t freq_[kContexts][256] = {};  // 32-bit: they stay in L1
   uint64_t counted_ = 0;  // since the counts were last halved
   uint8_t len_[kContexts][256] = {};
-  uint16_t code_[kContexts][256] = {};  // bit-reversed
-  // Notes: per entry u8 shared prefix with the entry before (in the
-  // split), u8 suffix length, the suffix, varint code, varint x.
-  // Written before read, never zero-filled: a flush's notes are tens of
-  // MiB, and a vector's growth cleared them on fresh pages every flush.
+  // Per symbol (context << 8 | byte): its bit-reversed code, and its
+  // length above bit 16.
+  uint32_t code_[kContexts * 256] = {};
+  // Notes: each entry's symbols (context << 8 | byte) as it will be coded,
+  // so that coding a group is one loop of table lookups; per group its
+  // first symbol. Written before read, never zero-filled: a flush's notes
+  // are tens of MiB, and a vector's growth cleared them on fresh pages
+  // every flush.
   OutBuffer notes_;
-  size_t notes_len_ = 0;
-  std::string_view prev_;     // the last term noted
-  char last_[kMaxTermBytes];  // the last term read back
-  size_t last_len_ = 0;
-  size_t read_ = 0;  // where encode_group reads the notes
+  size_t symbols_ = 0;  // noted
+  std::vector<GroupNote, mem::Accounted<GroupNote>> groups_;
+  std::string_view prev_;  // the last term noted
+  size_t read_group_ = 0;  // the next group encode_group codes
   uint64_t group_key_ = 0;
-  std::string_view group_prev_;
 };
 
 // One decoded entry.

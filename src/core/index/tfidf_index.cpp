@@ -22,7 +22,6 @@ constexpr double kMaxLoad = 0.75;
 // first flush shows the real figure; it only sets where the table ends and
 // the arena begins.
 constexpr double kArenaPerTermGuess = 40;
-constexpr size_t kFrontMax = size_t{1} << 15;
 constexpr uint32_t kMaxRelSeq = UINT32_MAX - 1;  // UINT32_MAX: no document
 size_t round8(size_t n) { return (n + 7) & ~size_t{7}; }
 }  // namespace
@@ -58,12 +57,11 @@ size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   // The region, the sort scratch and its radix copy (each at most twice
   // what it needs, as OutBuffer and vectors round), every split's groups
   // (three words each; a split's last group may be short, so at most
-  // terms / kTermGroup + kMaxSplits groups) and dictionary notes, the
-  // front cache.
+  // terms / kTermGroup + kMaxSplits groups) and dictionary notes.
   constexpr size_t kMaxSplits = 4096;  // the split_factor option's range
   return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
          TfMetaWriter::held_bound(c.terms, c.term_bytes, kMaxSplits) +
-         kFrontMax * sizeof(uint64_t) + 2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
+         2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
 
 size_t TfIdfIndex::flush_bound(uint64_t budget, int depth, int split_factor) {
@@ -82,20 +80,10 @@ TfIdfIndex::TfIdfIndex(uint64_t budget, int depth, DistinctTerms* sketch, size_t
       most_terms_(most_terms),
       sketch_(sketch),
       max_cap_(max_cap_for(depth)) {
-  size_front();
   // Headroom past the budget for the adds between two full() checks.
   region_bytes_ = region_bytes_for(budget_, depth_);
   region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_, huge_region()));
   layout(kArenaPerTermGuess);
-}
-
-void TfIdfIndex::size_front() {
-  size_t front = 64;
-  while (front < kFrontMax && front * sizeof(uint64_t) * 64 < budget_ &&
-         (!most_terms_ || front < most_terms_))
-    front *= 2;
-  front_.assign(front, 0);
-  front_mask_ = front - 1;
 }
 
 // A table of a few thousand terms and the arena its postings use touch a
@@ -107,8 +95,7 @@ TfIdfIndex::~TfIdfIndex() { huge_free(region_, region_bytes_); }
 void TfIdfIndex::layout(double arena_per_term) {
   // Table and arena share 90% of the budget so that both fill up at about
   // the same time, at the arena bytes per term the last flush saw.
-  const double avail = 0.9 * static_cast<double>(budget_) -
-                       static_cast<double>(front_.size() * sizeof(uint64_t));
+  const double avail = 0.9 * static_cast<double>(budget_);
   const double terms = std::max(0.0, avail / (sizeof(TermSlot) / kMaxLoad + arena_per_term));
   cap_ = std::max<size_t>(256, static_cast<size_t>(terms / kMaxLoad) + kAddsPerFullCheck + 1);
   // full() stops at kAddsPerFullCheck terms below the load limit.
@@ -125,9 +112,7 @@ void TfIdfIndex::layout(double arena_per_term) {
   zeroed_ = false;
   arena_ = region_ + table_bytes;
   const size_t soft = static_cast<size_t>(0.9 * static_cast<double>(budget_));
-  arena_cap_ = soft > table_bytes + front_.size() * sizeof(uint64_t)
-                   ? soft - table_bytes - front_.size() * sizeof(uint64_t)
-                   : 0;
+  arena_cap_ = soft > table_bytes ? soft - table_bytes : 0;
   arena_used_ = kUnit;  // unit 0 means none
 }
 
@@ -189,7 +174,7 @@ void TfIdfIndex::start_document(TermSlot* e, uint32_t rel, uint32_t count) {
 }
 
 size_t TfIdfIndex::memory() const {
-  return static_cast<size_t>(arena_ - region_) + arena_used_ + front_.size() * sizeof(uint64_t);
+  return static_cast<size_t>(arena_ - region_) + arena_used_;
 }
 
 bool TfIdfIndex::full() const {
@@ -278,17 +263,33 @@ void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
   radix_tmp_.reset(n * sizeof(KeyIndex));
   KeyIndex* from = keys;
   KeyIndex* to = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
-  for (int shift = 0; shift < 64; shift += 8) {
-    size_t count[257] = {};
-    for (size_t i = 0; i < n; i++) count[((from[i].key >> shift) & 0xff) + 1]++;
+  // Every pass's counts from one read of the keys, not one read per pass
+  // (32-bit: an index holds at most kMaxBudget / 32 terms).
+  uint32_t count[8][256] = {};
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t k = keys[i].key;
+    for (int b = 0; b < 8; b++) count[b][(k >> (8 * b)) & 0xff]++;
+  }
+  for (int b = 0; b < 8; b++) {
+    const int shift = 8 * b;
     // A byte every key shares orders nothing.
-    if (n == 0 || count[((from[0].key >> shift) & 0xff) + 1] == n) continue;
-    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-    for (size_t i = 0; i < n; i++) to[count[(from[i].key >> shift) & 0xff]++] = from[i];
+    if (count[b][(keys[0].key >> shift) & 0xff] == n) continue;
+    uint32_t at[256];
+    for (uint32_t c = 0, i = 0; i < 256; i++) {
+      at[i] = c;
+      c += count[b][i];
+    }
+    for (size_t i = 0; i < n; i++) to[at[(from[i].key >> shift) & 0xff]++] = from[i];
     std::swap(from, to);
   }
   if (from != keys) std::copy(from, from + n, keys);
 }
+
+namespace {
+// Runs of terms sharing a word up to this long are sorted by their whole
+// bytes (insertion), longer ones a word at a time.
+constexpr ptrdiff_t kSmallTies = 16;
+}  // namespace
 
 // A term's word-th 8 bytes, big-endian, zero padded past its end.
 uint64_t TfIdfIndex::word_key(const TermSlot& e, size_t word) const {
@@ -308,13 +309,43 @@ uint64_t TfIdfIndex::word_key(const TermSlot& e, size_t word) const {
 // tokenizer keeps them): terms equal in every word of the longest are
 // then ordered by length, the shorter (a prefix of the other) first.
 void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const {
+  // Most runs are a few terms long: a prefetch within a run would come too
+  // late, so the first level loads ahead across runs, slots 32 keys ahead
+  // and the words they point to 16 ahead.
+  KeyIndex* slot_ahead = first;
+  KeyIndex* word_ahead = first;
+  auto load_ahead = [&](KeyIndex* at) {
+    if (word != 1) return;
+    for (KeyIndex* to = last - at > 32 ? at + 32 : last; slot_ahead < to; ++slot_ahead)
+      __builtin_prefetch(&slots_[slot_ahead->value]);
+    for (KeyIndex* to = last - at > 16 ? at + 16 : last; word_ahead < to; ++word_ahead) {
+      const TermSlot& a = slots_[word_ahead->value];
+      if (a.len() > 8) __builtin_prefetch(static_cast<const char*>(unit(a.bytes)) + 8);
+    }
+  };
   for (KeyIndex* run = first; run != last;) {
     KeyIndex* end = run + 1;
     while (end != last && end->key == run->key) ++end;
+    load_ahead(end);
     if (end - run > 1) {
       size_t longest = 0;
       for (KeyIndex* k = run; k != end; ++k) longest = std::max<size_t>(longest, slots_[k->value].len());
-      if (longest <= 8 * word) {
+      if (end - run <= kSmallTies && longest > 8 * word) {
+        // A short run: its terms compared whole once their bytes are in
+        // cache, rather than one level per word. (Whole: a word padded
+        // with zeros equals one with NUL bytes.)
+        auto whole = [&](const KeyIndex& k) {
+          const TermSlot& e = slots_[k.value];
+          return std::string_view(term_bytes(e), e.len());
+        };
+        for (KeyIndex* k = run + 1; k != end; ++k) {
+          const KeyIndex x = *k;
+          const std::string_view tx = whole(x);
+          KeyIndex* j = k;
+          for (; j != run && tx < whole(j[-1]); --j) *j = j[-1];
+          *j = x;
+        }
+      } else if (longest <= 8 * word) {
         std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
           return slots_[x.value].len() < slots_[y.value].len();
         });
@@ -448,16 +479,17 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     // x and the hot terms, then the group's dictionary entries. (A split's
     // codes noted whole were two words a term of fresh pages per flush.)
     uint64_t entry_code[kTermGroup], entry_x[kTermGroup];
-    // TF arrays sit anywhere in the region: last arrays are loaded 16
-    // terms ahead, the arrays before them 8 ahead.
+    // TF arrays sit anywhere in the region: last arrays are loaded 32
+    // terms (two groups) ahead, the arrays before them 16 ahead, by which
+    // time the last arrays they are read from have come.
     auto prefetch = [&](size_t i) {
-      if (i + 16 < count && counts[i + 16].tail) __builtin_prefetch(unit(counts[i + 16].tail));
-      if (i + 8 < count && counts[i + 8].tail) {
-        const uint32_t prev = chunk(counts[i + 8].tail)->prev;
+      if (i + 32 < count && counts[i + 32].tail) __builtin_prefetch(unit(counts[i + 32].tail));
+      if (i + 16 < count && counts[i + 16].tail) {
+        const uint32_t prev = chunk(counts[i + 16].tail)->prev;
         if (prev) __builtin_prefetch(unit(prev));
       }
     };
-    for (size_t i = 0; i < std::min<size_t>(count, 16); i++)
+    for (size_t i = 0; i < std::min<size_t>(count, 32); i++)
       if (counts[i].tail) __builtin_prefetch(unit(counts[i].tail));
     for (size_t g = 0; g < groups; g++) {
       const size_t g0 = g * kTermGroup;
@@ -516,7 +548,6 @@ void TfIdfIndex::clear(uint64_t budget) {
     huge_free(region_, region_bytes_);
     region_ = nullptr;
     budget_ = std::min(budget, kMaxBudget);
-    size_front();
     region_bytes_ = region_bytes_for(budget_, depth_);
     region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_, huge_region()));
   }
@@ -525,7 +556,6 @@ void TfIdfIndex::clear(uint64_t budget) {
   term_bytes_ = 0;
   last_rel_ = 0;
   base_seq_ = UINT64_MAX;
-  std::fill(front_.begin(), front_.end(), 0);
   epoch_++;
   layout(per_term);
 }

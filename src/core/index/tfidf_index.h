@@ -76,7 +76,6 @@ class TfIdfIndex {
     const uint32_t tag = tag_of(k);
     TermSlot* e = k.epoch == epoch_ && k.found && matches(*k.found, tag, k) ? k.found
                                                                            : lookup(k, tag);
-    front_[k.hash & front_mask_] = front_entry(k.hash, e);
     if (base_seq_ == UINT64_MAX) base_seq_ = seq;
     const uint32_t rel = static_cast<uint32_t>(seq - base_seq_);
     if (e->cur_seq == rel) {
@@ -87,22 +86,21 @@ class TfIdfIndex {
   }
   // Adds keys[i] with counts[i], all in document seq, calling after_each()
   // after every add (where the caller may flush). Each key goes through
-  // three stages, kAhead keys apart, before its add, so that the cache
-  // misses of many keys overlap: its front-cache slot is prefetched; the
-  // slot is read and the table slot it names, or the key's home slot, is
-  // prefetched; the table is searched and the TF array a new posting would
-  // go to is prefetched. A flush in after_each makes what the stages found
-  // for later keys stale; the epoch tells add to look again.
+  // two stages, kAhead keys apart, before its add, so that the cache
+  // misses of many keys overlap: its home slot is prefetched; the table is
+  // searched and the TF array a new posting would go to is prefetched. A
+  // flush in after_each makes what the stages found for later keys stale;
+  // the epoch tells add to look again. (A cache of recent terms' slots
+  // checked first, as this had, cost more than the probes it saved.)
   template <typename F>
   void add_batch(TermKey* keys, const uint32_t* counts, size_t n, uint64_t seq,
                  F&& after_each) {
-    constexpr size_t kAhead = 10;
-    for (size_t i = 0; i < n + 3 * kAhead; i++) {
-      if (i < n) prefetch_front(keys[i]);
-      if (i >= kAhead && i - kAhead < n) check_front(keys[i - kAhead]);
-      if (i >= 2 * kAhead && i - 2 * kAhead < n) find(keys[i - 2 * kAhead]);
-      if (i >= 3 * kAhead) {
-        add(keys[i - 3 * kAhead], seq, counts[i - 3 * kAhead]);
+    constexpr size_t kAhead = 16;
+    for (size_t i = 0; i < n + 2 * kAhead; i++) {
+      if (i < n) __builtin_prefetch(&slots_[home(keys[i].hash)]);
+      if (i >= kAhead && i - kAhead < n) find(keys[i - kAhead]);
+      if (i >= 2 * kAhead) {
+        add(keys[i - 2 * kAhead], seq, counts[i - 2 * kAhead]);
         after_each();
       }
     }
@@ -127,39 +125,23 @@ class TfIdfIndex {
   void clear(uint64_t budget = 0);
 
   // Upper bounds, from the options alone, of what an index holds (its
-  // region, front cache and sort scratch) and of the bytes one flush's
+  // region and sort scratch) and of the bytes one flush's
   // buffers reserve; serialise checks its reservations against the latter.
   static size_t held_bound(uint64_t budget, int depth);
   static size_t flush_bound(uint64_t budget, int depth, int split_factor);
 
  private:
-  // The stages of add_batch.
-  void prefetch_front(const TermKey& k) const {
-    __builtin_prefetch(&front_[k.hash & front_mask_]);
-  }
-  void check_front(TermKey& k) const {
-    const uint64_t f = front_[k.hash & front_mask_];
-    k.epoch = epoch_;
-    if (f && (f >> 32) == (k.hash >> 32)) {
-      k.found = &slots_[f & 0xffffffffu];
-      __builtin_prefetch(k.found);
-    } else {
-      k.found = nullptr;
-      __builtin_prefetch(&slots_[home(k.hash)]);
-    }
-  }
+  // add_batch's search, ahead of the add.
   void find(TermKey& k) const {
-    if (k.epoch != epoch_) return;
+    k.epoch = epoch_;
+    k.found = nullptr;
     const uint32_t tag = tag_of(k);
-    if (!k.found || !matches(*k.found, tag, k)) {
-      k.found = nullptr;
-      for (size_t i = home(k.hash);; i = next(i)) {
-        TermSlot& s = slots_[i];
-        if (!s.tag) return;
-        if (matches(s, tag, k)) {
-          k.found = &s;
-          break;
-        }
+    for (size_t i = home(k.hash);; i = next(i)) {
+      TermSlot& s = slots_[i];
+      if (!s.tag) return;
+      if (matches(s, tag, k)) {
+        k.found = &s;
+        break;
       }
     }
     if (k.found->tail) __builtin_prefetch(unit(k.found->tail));
@@ -178,10 +160,6 @@ class TfIdfIndex {
     return s.tag == tag && s.prefix == k.prefix &&
            (k.n <= 8 || same_tail(static_cast<const char*>(unit(s.bytes)), k.p, k.n));
   }
-  // A front-cache entry: the top 32 bits of the hash above a slot number.
-  uint64_t front_entry(uint64_t hash, const TermSlot* e) const {
-    return (hash >> 32 << 32) | static_cast<uint64_t>(e - slots_);
-  }
   const char* term_bytes(const TermSlot& s) const {
     return s.len() <= 8 ? reinterpret_cast<const char*>(&s.prefix)
                         : static_cast<const char*>(unit(s.bytes));
@@ -194,8 +172,6 @@ class TfIdfIndex {
   TermSlot* lookup(const TermKey& k, uint32_t tag);
   void start_document(TermSlot* e, uint32_t rel, uint32_t count);
   void layout(double arena_per_term);
-  // The front cache, sized for budget_ and empty.
-  void size_front();
   // A term's dictionary hash and slot number.
   struct KeyIndex {
     uint64_t key;
@@ -231,10 +207,6 @@ class TfIdfIndex {
   size_t terms_ = 0;
   char* arena_ = nullptr;
   size_t arena_used_ = 0, arena_cap_ = 0;  // bytes; cap_ excludes the headroom
-  // Direct-mapped by hash: the slots of recent terms, checked before the
-  // table (a load from cache instead of a probe).
-  std::vector<uint64_t, mem::Accounted<uint64_t>> front_;
-  size_t front_mask_;
   // Bumped by clear(): a TermKey resolved before a flush is not trusted.
   uint64_t epoch_ = 1;
   uint64_t postings_ = 0;

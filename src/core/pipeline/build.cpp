@@ -465,6 +465,9 @@ extern "C" int scipis_build_wait(scipis_build* b, int timeout_ms) {
 }
 
 extern "C" void scipis_build_cancel(scipis_build* b) {
+  // Before finish nothing is committed: a cancel that comes after the
+  // threads ended (a small build) still discards it.
+  b->aborted = true;
   if (b->compact)
     b->compact->stop = true;
   else
