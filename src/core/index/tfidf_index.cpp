@@ -416,28 +416,34 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   char* out = base + kHeaderSize;
   uint64_t blocks = 0;
   metas.resize(sf);  // buffers handed in are reused
-  std::vector<const TfChunk*> chain;  // a term's TF arrays, last first
   auto len_of = [docs](uint64_t seq) { return docs ? docs->tokens_of(seq) : 0; };
-  // A term's postings, in seq order, into term_seqs_ and term_tfs_.
+  // A term's df postings, in seq order, into term_seqs_ and term_tfs_,
+  // filled from the end as its TF arrays are walked from the last (the
+  // vectors only grow: clearing and refilling them cost a bound check per
+  // posting).
   auto gather = [&](const Counts* e) {
-    term_seqs_.clear();
-    term_tfs_.clear();
-    chain.clear();
-    for (uint32_t u = e->tail; u; u = chunk(u)->prev) {
-      if (chunk(u)->prev) __builtin_prefetch(chunk(chunk(u)->prev));
-      chain.push_back(chunk(u));
+    const size_t df = e->df;
+    if (term_seqs_.size() < df) {
+      term_seqs_.resize(df);
+      term_tfs_.resize(df);
     }
-    for (size_t ci = chain.size(); ci-- > 0;) {
-      const TfChunk* c = chain[ci];
+    uint64_t* const sq_out = term_seqs_.data();
+    uint32_t* const tf_out = term_tfs_.data();
+    size_t at = df - 1;
+    sq_out[at] = base_seq + e->cur_seq;
+    tf_out[at] = e->cur_tf;
+    for (uint32_t u = e->tail; u; u = chunk(u)->prev) {
+      const TfChunk* c = chunk(u);
+      if (c->prev) __builtin_prefetch(chunk(c->prev));
+      if (c->fill > at) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
+      at -= c->fill;
       const uint32_t* sq = seqs(c);
       for (uint32_t i = 0; i < c->fill; i++) {
-        term_seqs_.push_back(base_seq + sq[i]);
-        term_tfs_.push_back(sq[c->cap + i]);
+        sq_out[at + i] = base_seq + sq[i];
+        tf_out[at + i] = sq[c->cap + i];
       }
     }
-    term_seqs_.push_back(base_seq + e->cur_seq);
-    term_tfs_.push_back(e->cur_tf);
-    if (term_seqs_.size() != e->df) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
+    if (at != 0) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
   };
   size_t all_bytes = 0;
   for (size_t s = 0; s < sf; s++) all_bytes += split_bytes[s];
@@ -521,10 +527,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
           if ((e->df <= kSmallRegion) != (pass == 0)) continue;
           gather(e);
           char* const start = out;
-          out = pass == 0 ? write_small_region(out, term_seqs_.data(), term_tfs_.data(),
-                                               term_seqs_.size(), base_seq)
-                          : write_region(out, term_seqs_.data(), term_tfs_.data(),
-                                         term_seqs_.size(), base_seq, len_of);
+          out = pass == 0 ? write_small_region(out, term_seqs_.data(), term_tfs_.data(), e->df, base_seq)
+                          : write_region(out, term_seqs_.data(), term_tfs_.data(), e->df, base_seq, len_of);
           entry_code[j] = uint64_t{e->df} << 1;
           entry_x[j] = static_cast<uint64_t>(out - start);
           blocks++;
