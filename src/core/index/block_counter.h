@@ -96,8 +96,7 @@ class BlockCounter {
   // Slot i holds the n-byte token at base+off when n > 8 too: equal last
   // words, and for n > 16 equal bytes between.
   bool same_rest(const char* base, size_t i, uint32_t off, size_t n, uint64_t tail) const {
-    return tails_[i] == tail &&
-           (n <= 16 || std::memcmp(base + offsets_[i] + 8, base + off + 8, n - 16) == 0);
+    return tails_[i] == tail && (n <= 16 || same_tail(base + offsets_[i], base + off, n));
   }
 
   size_t mask_;

@@ -149,10 +149,12 @@ inline uint64_t token_prefix_unsafe(const char* p, size_t n) {
 }
 
 // Bytes [8, n) of two tokens of equal length n > 8 (their first words
-// already compared equal).
+// already compared equal): a word at a time, the last one overlapping,
+// inline (a call to memcmp cost more than the compare of most ids).
 inline bool same_tail(const char* a, const char* b, size_t n) {
-  if (n <= 16) return load_u64(a + n - 8) == load_u64(b + n - 8);
-  return std::memcmp(a + 8, b + 8, n - 8) == 0;
+  for (size_t i = 8; i + 8 < n; i += 8)
+    if (load_u64(a + i) != load_u64(b + i)) return false;
+  return load_u64(a + n - 8) == load_u64(b + n - 8);
 }
 
 // 64x64 -> 128-bit multiply, folded: the mixing step of wyhash.
