@@ -73,9 +73,9 @@ class TfIdfIndex {
   // in ascending seq; a term seen again in the same document hits the
   // append cache and only adds to its count.
   void add(const TermKey& k, uint64_t seq, uint32_t count = 1) {
-    const uint32_t tag = tag_of(k);
-    TermSlot* e = k.epoch == epoch_ && k.found && matches(*k.found, tag, k) ? k.found
-                                                                           : lookup(k, tag);
+    // What find saw in this epoch stands: slots never move or change terms
+    // until the index is cleared.
+    TermSlot* e = k.epoch == epoch_ && k.found ? k.found : lookup(k, tag_of(k));
     if (base_seq_ == UINT64_MAX) base_seq_ = seq;
     const uint32_t rel = static_cast<uint32_t>(seq - base_seq_);
     if (e->cur_seq == rel) {
