@@ -197,6 +197,16 @@ void Pipeline::IndexerRun::begin_kept(std::string_view path) {
   kept_->docs.push_back({DocInfo{}, std::string(path), {}});
 }
 
+// A reader that sees a stop leaves the file it reads unfinished: its
+// number and postings are taken, its record never comes. A flush of what
+// a stopped reader still sends would be marked whole, and a resume that
+// kept it had a gap in its document numbers: an index read as damaged.
+void Pipeline::IndexerRun::check_last_ended() {
+  if (!in_doc_) return;
+  if (p_.stopped()) fail(SCIPIS_E_CANCELED, "indexing was cancelled");
+  fail(SCIPIS_E_INTERNAL, "indexer %d was given a file inside another", id_);
+}
+
 // A whole file's record is in: counted, and a flush when the tables are full.
 void Pipeline::IndexerRun::done_file() {
   my_files_++;
@@ -212,6 +222,7 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
   auto& totals = p_.totals_;
   switch (m.kind) {
     case ReadMsg::kBegin:
+      check_last_ended();
       if (absorb_) take_in();
       cur_ = DocInfo::of(next_seq_++, 0, m.attrs);
       cur_racy_ = m.attrs.racy;
@@ -254,6 +265,7 @@ void Pipeline::IndexerRun::take(ReadMsg& m) {
       done_file();
       break;
     case ReadMsg::kFiles: {
+      check_last_ended();
       // Each packed file is a document, as if it had come as Begin, one
       // block, End; the shared totals are added to once per pack.
       const FilePack& pack = *m.pack;

@@ -143,6 +143,7 @@ ResumeState plan_resume(const std::string& gen_dir, uint32_t indexers) {
     const std::string fdir = gen_dir + "/" + file_dir(i);
     const std::string tdir = gen_dir + "/" + tf_dir(i);
     std::vector<SegmentMark> chain;
+    uint64_t records = 0;  // in the chain's segments
     for (uint32_t s = 0;; s++) {
       std::string bytes;
       if (!read_file(fdir + "/" + seg_mark(s), bytes)) break;
@@ -155,6 +156,12 @@ ResumeState plan_resume(const std::string& gen_dir, uint32_t indexers) {
           ::stat((fdir + "/" + seg_data(s)).c_str(), &sb) != 0 ||
           static_cast<uint64_t>(sb.st_size) != m->ref.file_data_bytes)
         break;
+      // Documents are numbered by their records: every one the indexer
+      // began has its record in the chain, but the one a partial flush
+      // came inside. (A stopped indexer once marked what it flushed after
+      // a file left unfinished: a gap, and an index read as damaged.)
+      records += m->ref.docs;
+      if (m->next_seq != records + (m->partial ? 1 : 0)) break;
       chain.push_back(std::move(*m));
     }
     // A chain may not end inside a file: its rest was never written.

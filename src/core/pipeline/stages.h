@@ -35,6 +35,8 @@ class Pipeline::IndexerRun {
   void index_bytes(unsigned char* data, size_t len, size_t readable);
   void add_counted(const char* base);
   void done_file();
+  // Before a document begins: the one before it ended.
+  void check_last_ended();
   // A document begins (kept: its record and terms follow).
   void begin_kept(std::string_view path);
 
