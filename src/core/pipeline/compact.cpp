@@ -606,7 +606,7 @@ void compact_run(scipis_build* b) {
     uint64_t terms = 0;
     for (size_t j = from_seg[i]; j < ix.segs.size(); j++)
       for (uint32_t split = 0; split < sf; split++) terms += c.tf_meta(*ix.segs[j], split).size();
-    // It holds a df and the dictionary's notes per term (36 bytes a term
+    // It holds a df and the dictionary's notes per term (46 bytes a term
     // of its inputs on the log corpus): past kInStepTableShare times the
     // table a merge may hold, the table's flushes bound it instead.
     if (!in_step_fits(terms, static_cast<uint64_t>(o.tfidf_index_size))) return false;
