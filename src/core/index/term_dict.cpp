@@ -115,7 +115,7 @@ void code_lengths(const uint32_t* freq, uint8_t* len) {
 void DictEncoder::reset(size_t terms, size_t term_bytes) {
   std::memset(freq_, 0, sizeof freq_);
   counted_ = 0;
-  notes_.reset(2 * (22 * terms + term_bytes));
+  notes_.reset(symbols_bound(terms, term_bytes) * sizeof(uint16_t));
   symbols_ = 0;
   groups_.clear();
   groups_.reserve(terms / kTermGroup + 1);
@@ -162,7 +162,7 @@ void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t
     std::memcpy(k, term.data(), std::min<size_t>(8, term.size()));
     uint64_t key = 0;
     for (unsigned char b : k) key = key << 8 | b;
-    groups_.push_back(GroupNote{key, 0, 0, symbols_});
+    groups_.push_back(GroupNote{key, 0, symbols_});
   }
   groups_.back().entries++;
   const size_t most = 22 + (term.size() - p);
@@ -199,22 +199,22 @@ char* DictEncoder::finish_counts(char* out) {
   for (int c = 0; c < kContexts; c++) {
     uint8_t syms[256];
     const int n = used_symbols(freq_[c], syms);
-    std::memset(len_[c], 0, 256);
-    code_lengths_of(freq_[c], syms, n, len_[c]);
+    uint8_t len[256] = {};
+    code_lengths_of(freq_[c], syms, n, len);
     // Canonical codes: by length, then symbol (syms ascends).
     uint16_t count[kMaxCodeBits + 1] = {}, next[kMaxCodeBits + 2] = {};
-    for (int i = 0; i < n; i++) count[len_[c][syms[i]]]++;
+    for (int i = 0; i < n; i++) count[len[syms[i]]]++;
     unsigned code = 0;
     for (int b = 1; b <= kMaxCodeBits; b++) {
       code = (code + count[b - 1]) << 1;
       next[b] = static_cast<uint16_t>(code);
     }
     for (int i = 0; i < n; i++) {
-      const int l = len_[c][syms[i]];
+      const int l = len[syms[i]];
       code_[c * 256 + syms[i]] = reverse_bits(next[l]++, l) | static_cast<uint32_t>(l) << 16;
     }
     std::memset(out, 0, 128);
-    for (int i = 0; i < n; i++) out[syms[i] >> 1] |= static_cast<char>(len_[c][syms[i]] << (4 * (syms[i] & 1)));
+    for (int i = 0; i < n; i++) out[syms[i] >> 1] |= static_cast<char>(len[syms[i]] << (4 * (syms[i] & 1)));
     out += 128;
   }
   return out;

@@ -77,12 +77,12 @@ class DictEncoder {
   // codes (lengths, two varints) and one per byte of its term, each code
   // at most kMaxCodeBits; each group pads to a byte; 8 bytes of slack.
   static size_t bound(size_t terms, size_t term_bytes) {
-    return ((22 * terms + term_bytes) * kMaxCodeBits + 7) / 8 + terms / kTermGroup + 1 + 8;
+    return (symbols_bound(terms, term_bytes) * kMaxCodeBits + 7) / 8 + terms / kTermGroup + 1 + 8;
   }
   // The most bytes the notes of these terms take: a symbol (two bytes) per
   // code, and a group's start.
   static size_t notes_bound(size_t terms, size_t term_bytes) {
-    return 2 * (22 * terms + term_bytes) + (terms / kTermGroup + 1) * sizeof(GroupNote);
+    return symbols_bound(terms, term_bytes) * sizeof(uint16_t) + (terms / kTermGroup + 1) * sizeof(GroupNote);
   }
 
  private:
@@ -90,12 +90,12 @@ class DictEncoder {
   struct GroupNote {
     uint64_t key;
     uint32_t entries;
-    uint32_t pad;
     size_t first_symbol;
   };
+  // The most symbols entries of these terms have (as bound counts codes).
+  static size_t symbols_bound(size_t terms, size_t term_bytes) { return 22 * terms + term_bytes; }
   uint32_t freq_[kContexts][256] = {};  // 32-bit: they stay in L1
   uint64_t counted_ = 0;  // since the counts were last halved
-  uint8_t len_[kContexts][256] = {};
   // Per symbol (context << 8 | byte): its bit-reversed code, and its
   // length above bit 16.
   uint32_t code_[kContexts * 256] = {};
