@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
+
+#include "index/out_buffer.h"
+#include "util/mem_account.h"
 
 #include "test_util.h"
 
@@ -83,4 +87,30 @@ TEST(Memory, TheBoundGrowsWithTheOptionsOnly) {
   EXPECT_GT(scipis_build_memory_bound(&o), bigger);
   const BuildRun r = build_peak(4, o);
   EXPECT_LE(r.peak, scipis_build_memory_bound(&o));
+}
+
+// A flush buffer that must grow keeps the pages it has touched: they move
+// into the larger mapping (a fresh one would be faulted in and cleared by
+// the kernel again, which on a VM costs as much as writing them). What it
+// held is still there, and the account holds the larger mapping only.
+TEST(Memory, AGrowingFlushBufferKeepsItsPages) {
+  const size_t before = scipis::mem::held();
+  {
+    scipis::OutBuffer b(3 * scipis::kHugePage);
+    for (size_t i = 0; i < b.size(); i++) b.data()[i] = static_cast<char>(i * 7 + 1);
+    const size_t small = scipis::mem::held() - before;
+    EXPECT_GE(small, 3 * scipis::kHugePage);
+    b.reset(20 * scipis::kHugePage);
+    ASSERT_EQ(b.size(), 20 * scipis::kHugePage);
+    size_t wrong = 0;
+    for (size_t i = 0; i < 3 * scipis::kHugePage; i++) wrong += b.data()[i] != static_cast<char>(i * 7 + 1);
+    EXPECT_EQ(wrong, 0u) << "the bytes written before it grew";
+    std::memset(b.data(), 0, b.size());  // the new part is writable too
+    const size_t large = scipis::mem::held() - before;
+    EXPECT_GE(large, 20 * scipis::kHugePage);
+    EXPECT_LE(large, 2 * 20 * scipis::kHugePage) << "the old mapping is not held beside the new";
+    b.reset(4 * scipis::kHugePage);  // less: kept as it is
+    EXPECT_EQ(scipis::mem::held() - before, large);
+  }
+  EXPECT_EQ(scipis::mem::held(), before);
 }

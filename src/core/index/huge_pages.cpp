@@ -96,6 +96,25 @@ void* huge_alloc(size_t bytes, bool* zeroed, bool huge) {
   return start;
 }
 
+void* huge_grow(void* p, size_t bytes, size_t new_bytes) {
+  const size_t size = mapped_size(bytes), new_size = mapped_size(new_bytes);
+  if (!p || bytes < kHugePage || new_size <= size) {
+    void* q = huge_alloc(new_bytes);
+    huge_free(p, bytes);
+    return q;
+  }
+  void* q = ::mremap(p, size, new_size, MREMAP_MAYMOVE);
+  if (q == MAP_FAILED) {
+    q = huge_alloc(new_bytes);
+    huge_free(p, bytes);
+    return q;
+  }
+  (void)::madvise(q, new_size, MADV_HUGEPAGE);
+  bind_to_thread_node(q, new_size);
+  mem::charge(new_size - size);
+  return q;
+}
+
 void huge_free(void* p, size_t bytes) {
   if (!p) return;
   if (bytes < kHugePage) {

@@ -38,17 +38,24 @@ class OutBuffer {
   // large enough is kept: a recycled buffer costs no page faults, and
   // holds no more than it held before (a smaller buffer would be a fresh
   // mapping, cleared again). A large buffer is mapped half again as large
-  // as asked: successive flushes ask a few percent more or less, and each
-  // miss cleared a new mapping's pages.
+  // as asked, and grows by moving its pages into the larger mapping: a
+  // flush's buffers are touched once per build, not again at each flush
+  // that asks more than the last (about 60 MB of fresh pages of 300 MB on
+  // the Linux tree, at a cost of about a core-second per GiB of them).
   void reset(size_t capacity) {
     if (p_ && cap_ >= capacity) {
       size_ = capacity;
       return;
     }
-    release();
     const size_t want = capacity ? capacity : 1;
-    cap_ = want >= kHugePage ? want + want / 2 : want;
-    p_ = static_cast<char*>(huge_alloc(cap_));
+    const size_t cap = want >= kHugePage ? want + want / 2 : want;
+    if (p_ && cap_ >= kHugePage && cap >= kHugePage) {
+      p_ = static_cast<char*>(huge_grow(p_, cap_, cap));
+    } else {
+      release();
+      p_ = static_cast<char*>(huge_alloc(cap));
+    }
+    cap_ = cap;
     size_ = capacity;
   }
   char* data() { return p_; }
