@@ -148,29 +148,17 @@ TermSlot* TfIdfIndex::lookup(const TermKey& k, uint32_t tag) {
   return &s;
 }
 
-void TfIdfIndex::start_document(TermSlot* e, uint32_t rel, uint32_t count) {
-  if (e->cur_tf) {
-    TfChunk* c = e->tail ? chunk(e->tail) : nullptr;
-    if (!c || c->fill == c->cap) {
-      const uint16_t cap =
-          c ? static_cast<uint16_t>(std::min<int>(2 * c->cap, max_cap_)) : static_cast<uint16_t>(depth_);
-      const uint32_t u = alloc(chunk_bytes_for(cap));
-      c = chunk(u);
-      c->prev = e->tail;
-      c->fill = 0;
-      c->cap = cap;
-      e->tail = u;
-    }
-    uint32_t* s = seqs(c);
-    const uint32_t slot = c->fill++;
-    s[slot] = e->cur_seq;
-    s[c->cap + slot] = e->cur_tf;
-  }
-  e->cur_seq = rel;
-  e->cur_tf = count;
-  e->df++;
-  postings_++;
-  if (rel > last_rel_) last_rel_ = rel;
+TfChunk* TfIdfIndex::new_chunk(TermSlot* e) {
+  const TfChunk* last = e->tail ? chunk(e->tail) : nullptr;
+  const uint16_t cap =
+      last ? static_cast<uint16_t>(std::min<int>(2 * last->cap, max_cap_)) : static_cast<uint16_t>(depth_);
+  const uint32_t u = alloc(chunk_bytes_for(cap));
+  TfChunk* c = chunk(u);
+  c->prev = e->tail;
+  c->fill = 0;
+  c->cap = cap;
+  e->tail = u;
+  return c;
 }
 
 size_t TfIdfIndex::memory() const {

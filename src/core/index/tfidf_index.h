@@ -170,7 +170,25 @@ class TfIdfIndex {
   static const uint32_t* seqs(const TfChunk* c) { return reinterpret_cast<const uint32_t*>(c + 1); }
   uint32_t alloc(size_t bytes);
   TermSlot* lookup(const TermKey& k, uint32_t tag);
-  void start_document(TermSlot* e, uint32_t rel, uint32_t count);
+  // The term's posting so far goes to its last TF array (a new one when
+  // that is full), and rel's begins. Inline: nearly every add starts one.
+  void start_document(TermSlot* e, uint32_t rel, uint32_t count) {
+    if (e->cur_tf) {
+      TfChunk* c = e->tail ? chunk(e->tail) : nullptr;
+      if (!c || c->fill == c->cap) c = new_chunk(e);
+      uint32_t* s = seqs(c);
+      const uint32_t slot = c->fill++;
+      s[slot] = e->cur_seq;
+      s[c->cap + slot] = e->cur_tf;
+    }
+    e->cur_seq = rel;
+    e->cur_tf = count;
+    e->df++;
+    postings_++;
+    if (rel > last_rel_) last_rel_ = rel;
+  }
+  // A TF array after the term's last, twice its size (up to max_cap_).
+  TfChunk* new_chunk(TermSlot* e);
   void layout(double arena_per_term);
   // A term's dictionary hash and slot number.
   struct KeyIndex {
