@@ -5,12 +5,20 @@
 # system s, max RSS KiB, wall s, index bytes), then per binary the medians.
 #   bash bench/engine/binary_ab.sh CORPUS ROUNDS BINARY...
 # A binary: `make index-bench` in a worktree of the commit, then a copy of
-# its bench/build/index_bench.
+# its bench/build/index_bench. Every other round runs the binaries in the
+# reverse order: on the VM of bench/results, the build that comes first in
+# a round got more system time (pages touched for the first time), so
+# that a fixed order favoured the later binaries (session 52).
 set -euo pipefail
 corpus=$1 rounds=$2
 shift 2
 for r in $(seq "$rounds"); do
-  for b in "$@"; do
+  order=("$@")
+  if [ $((r % 2)) -eq 0 ]; then
+    order=()
+    for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
+  fi
+  for b in "${order[@]}"; do
     out=$({ /usr/bin/time -f 'TIME %U %S %M' "$b" --corpus "$corpus" --runs 1; } 2>&1)
     echo "$b $(echo "$out" | grep '^TIME' | cut -d' ' -f2-) $(echo "$out" | grep -oE '"wall_s":[0-9.]+' | cut -d: -f2) $(echo "$out" | grep -oE '"index_bytes":[0-9]+' | cut -d: -f2)"
   done

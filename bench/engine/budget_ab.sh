@@ -9,7 +9,14 @@ cd "$(dirname "$0")/../.."
 corpus=$1 rounds=$2
 shift 2
 for r in $(seq "$rounds"); do
-  for mib in "$@"; do
+  # Every other round in reverse: the first build of a round gets more
+  # system time on this VM (see binary_ab.sh).
+  order=("$@")
+  if [ $((r % 2)) -eq 0 ]; then
+    order=()
+    for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
+  fi
+  for mib in "${order[@]}"; do
     bench/build/index_bench --corpus "$corpus" --runs 1 --tfidf-mib "$mib" |
       sed "s/^{/{\"tfidf_mib\":$mib,\"round\":$r,/"
   done
