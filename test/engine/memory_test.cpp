@@ -5,9 +5,11 @@
 // moves, by scipis_build_memory_bound, which depends on the options alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
+#include "index/huge_pages.h"
 #include "index/out_buffer.h"
 #include "util/mem_account.h"
 
@@ -112,5 +114,21 @@ TEST(Memory, AGrowingFlushBufferKeepsItsPages) {
     b.reset(4 * scipis::kHugePage);  // less: kept as it is
     EXPECT_EQ(scipis::mem::held() - before, large);
   }
+  EXPECT_EQ(scipis::mem::held(), before);
+}
+
+// huge_grow within the mapping it has stays where it is; past it, the
+// region moves with what it holds, and the account follows the mapping.
+TEST(Memory, AGrownRegionKeepsWhatItHolds) {
+  const size_t before = scipis::mem::held();
+  const size_t mib = size_t{1} << 20;
+  auto* p = static_cast<char*>(scipis::huge_alloc(3 * mib));
+  std::memset(p, 'x', 3 * mib);
+  EXPECT_EQ(scipis::huge_grow(p, 3 * mib, 3 * mib + mib / 2), p) << "4 MiB were mapped for 3";
+  auto* q = static_cast<char*>(scipis::huge_grow(p, 3 * mib + mib / 2, 9 * mib));
+  EXPECT_EQ(std::memchr(q, 'y', 3 * mib), nullptr);
+  EXPECT_EQ(std::count(q, q + 3 * mib, 'x'), static_cast<long>(3 * mib));
+  EXPECT_EQ(scipis::mem::held() - before, 10 * mib) << "9 MiB in 2 MiB pages";
+  scipis::huge_free(q, 9 * mib);
   EXPECT_EQ(scipis::mem::held(), before);
 }

@@ -98,7 +98,8 @@ void* huge_alloc(size_t bytes, bool* zeroed, bool huge) {
 
 void* huge_grow(void* p, size_t bytes, size_t new_bytes) {
   const size_t size = mapped_size(bytes), new_size = mapped_size(new_bytes);
-  if (!p || bytes < kHugePage || new_size <= size) {
+  if (p && bytes >= kHugePage && new_size == size) return p;  // its mapping holds new_bytes
+  if (!p || bytes < kHugePage || new_size < size) {
     void* q = huge_alloc(new_bytes);
     huge_free(p, bytes);
     return q;
