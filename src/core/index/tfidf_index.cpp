@@ -278,10 +278,13 @@ namespace {
 // bytes (insertion), longer ones a word at a time.
 constexpr ptrdiff_t kSmallTies = 16;
 
-// Byte order of two terms, eight bytes at a time, inline.
-bool bytes_less(std::string_view a, std::string_view b) {
+// Byte order of two terms that share their first `from` bytes as
+// zero-padded words, eight bytes at a time, inline. Those bytes need no
+// compare: a term shorter than from is a prefix of every longer one (their
+// bytes past its end are zero, as its padding), so the lengths decide.
+bool bytes_less(std::string_view a, std::string_view b, size_t from) {
   const size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
+  size_t i = from;
   for (; i + 8 <= n; i += 8) {
     const uint64_t x = __builtin_bswap64(load_u64(a.data() + i)), y = __builtin_bswap64(load_u64(b.data() + i));
     if (x != y) return x < y;
@@ -343,7 +346,7 @@ void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const {
           const KeyIndex x = *k;
           const std::string_view tx = whole(x);
           KeyIndex* j = k;
-          for (; j != run && bytes_less(tx, whole(j[-1])); --j) *j = j[-1];
+          for (; j != run && bytes_less(tx, whole(j[-1]), 8 * word); --j) *j = j[-1];
           *j = x;
         }
       } else if (longest <= 8 * word) {
