@@ -40,8 +40,9 @@ class OutBuffer {
   // mapping, cleared again). A large buffer is mapped half again as large
   // as asked, and grows by moving its pages into the larger mapping: a
   // flush's buffers are touched once per build, not again at each flush
-  // that asks more than the last (about 60 MB of fresh pages of 300 MB on
-  // the Linux tree, at a cost of about a core-second per GiB of them).
+  // that asks more than the last (about 60 MB of the 300 MB a build of
+  // the Linux tree touched; a first touch cost 0.14 to 1.5 ms per MiB on
+  // the VM of bench/results/2026-11-30-s52-pages).
   void reset(size_t capacity) {
     if (p_ && cap_ >= capacity) {
       size_ = capacity;
