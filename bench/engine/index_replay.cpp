@@ -4,6 +4,14 @@
 // indexer's batches, flushing (serialise, output dropped) whenever the
 // index is full. Three replays; each prints ns per add and flush seconds.
 //   build/index_replay --corpus DIR [--mib 512] [--tfidf-mib 128] [--depth 4] [--split 1]
+//                      [--partitions P [--apply N]]
+// --partitions P (a what-if for a design not built, session 52): the budget is
+// split among P indexes, each taking the terms whose first byte falls in
+// its range of byte values (ranges of about equal adds, from the stream);
+// a document's terms wait in their partition's queue, and a queue is
+// added in one go once it holds N terms (default 4096), so that its index
+// (budget / P) stays in cache while it does. Each index flushes when full.
+// It measured slower adds than one index (bench/README.md, session 52).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,15 +43,21 @@ int main(int argc, char** argv) {
   uint64_t budget = uint64_t{128} << 20;
   int depth = 4;
   int split = 1;
+  int parts = 1;
+  size_t apply_at = 4096;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--corpus")) dir = argv[i + 1];
     else if (!std::strcmp(argv[i], "--mib")) want = std::strtoull(argv[i + 1], nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--tfidf-mib")) budget = std::strtoull(argv[i + 1], nullptr, 10) << 20;
     else if (!std::strcmp(argv[i], "--depth")) depth = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--split")) split = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--partitions")) parts = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--apply")) apply_at = std::strtoull(argv[i + 1], nullptr, 10);
   }
-  if (dir.empty() || depth < 1 || split < 1) {
-    std::fprintf(stderr, "usage: index_replay --corpus DIR [--mib N] [--tfidf-mib N] [--depth N] [--split N]\n");
+  if (dir.empty() || depth < 1 || split < 1 || parts < 1 || parts > 256 || apply_at < 1) {
+    std::fprintf(stderr,
+                 "usage: index_replay --corpus DIR [--mib N] [--tfidf-mib N] [--depth N] [--split N] "
+                 "[--partitions 1-256 [--apply N]]\n");
     return 2;
   }
   unsigned char delim[256];
@@ -86,12 +100,63 @@ int main(int argc, char** argv) {
   }
   terms.append(16, ' ');  // readable slack after the last term
 
+  // Partition of each first byte: ranges of about equal adds.
+  uint8_t part_of[256];
+  {
+    uint64_t freq[256] = {};
+    for (const Drained& d : stream) freq[static_cast<unsigned char>(terms[d.off])]++;
+    uint64_t acc = 0;
+    for (int b = 0; b < 256; b++) {
+      part_of[b] = static_cast<uint8_t>(std::min<uint64_t>(parts - 1, acc * parts / std::max<size_t>(1, stream.size())));
+      acc += freq[b];
+    }
+  }
+
   for (int rep = 1; rep <= 3; rep++) {
     const auto t0 = std::chrono::steady_clock::now();
     double flush_s = 0;
     int flushes = 0;
     size_t flushed_terms = 0;
-    {
+    if (parts > 1) {
+      std::vector<std::unique_ptr<TfIdfIndex>> tfs;
+      for (int p = 0; p < parts; p++) tfs.push_back(std::make_unique<TfIdfIndex>(budget / parts, depth));
+      struct Waiting {
+        TermKey k;
+        uint32_t count, doc;
+      };
+      std::vector<std::vector<Waiting>> queue(parts);
+      for (auto& q : queue) q.reserve(apply_at);
+      uint32_t since = 0;
+      OutBuffer data;
+      std::vector<OutBuffer> metas;
+      auto flush = [&](TfIdfIndex& tf) {
+        const auto f0 = std::chrono::steady_clock::now();
+        flushed_terms += tf.terms();
+        tf.serialise(split, data, metas);
+        tf.clear();
+        flushes++;
+        flush_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+      };
+      auto apply = [&](int p) {
+        TfIdfIndex& tf = *tfs[static_cast<size_t>(p)];
+        for (const Waiting& w : queue[static_cast<size_t>(p)]) {
+          tf.add(w.k, w.doc, w.count);
+          if (++since % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush(tf);
+        }
+        queue[static_cast<size_t>(p)].clear();
+      };
+      for (const Drained& d : stream) {
+        const char* p = terms.data() + d.off;
+        const int part = part_of[static_cast<unsigned char>(*p)];
+        auto& q = queue[static_cast<size_t>(part)];
+        q.push_back({TermKey::of(std::string_view(p, d.len)), d.count, d.doc});
+        if (q.size() == apply_at) apply(part);
+      }
+      for (int p = 0; p < parts; p++) {
+        apply(p);
+        flush(*tfs[static_cast<size_t>(p)]);
+      }
+    } else {
       TfIdfIndex tf(budget, depth);
       constexpr size_t kBatch = 512;  // as Pipeline::indexer_loop
       TermKey batch[kBatch];
