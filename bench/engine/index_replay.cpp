@@ -117,6 +117,16 @@ int main(int argc, char** argv) {
     double flush_s = 0;
     int flushes = 0;
     size_t flushed_terms = 0;
+    OutBuffer data;
+    std::vector<OutBuffer> metas;
+    auto flush = [&](TfIdfIndex& tf) {
+      const auto f0 = std::chrono::steady_clock::now();
+      flushed_terms += tf.terms();
+      tf.serialise(split, data, metas);
+      tf.clear();
+      flushes++;
+      flush_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+    };
     if (parts > 1) {
       std::vector<std::unique_ptr<TfIdfIndex>> tfs;
       for (int p = 0; p < parts; p++) tfs.push_back(std::make_unique<TfIdfIndex>(budget / parts, depth));
@@ -127,16 +137,6 @@ int main(int argc, char** argv) {
       std::vector<std::vector<Waiting>> queue(parts);
       for (auto& q : queue) q.reserve(apply_at);
       uint32_t since = 0;
-      OutBuffer data;
-      std::vector<OutBuffer> metas;
-      auto flush = [&](TfIdfIndex& tf) {
-        const auto f0 = std::chrono::steady_clock::now();
-        flushed_terms += tf.terms();
-        tf.serialise(split, data, metas);
-        tf.clear();
-        flushes++;
-        flush_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
-      };
       auto apply = [&](int p) {
         TfIdfIndex& tf = *tfs[static_cast<size_t>(p)];
         for (const Waiting& w : queue[static_cast<size_t>(p)]) {
@@ -162,16 +162,6 @@ int main(int argc, char** argv) {
       TermKey batch[kBatch];
       uint32_t counts[kBatch];
       uint32_t since = 0;
-      OutBuffer data;
-      std::vector<OutBuffer> metas;
-      auto flush = [&] {
-        const auto f0 = std::chrono::steady_clock::now();
-        flushed_terms += tf.terms();
-        tf.serialise(split, data, metas);
-        tf.clear();
-        flushes++;
-        flush_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
-      };
       for (size_t i = 0; i < stream.size();) {
         const uint32_t d = stream[i].doc;
         size_t nb = 0;
@@ -182,10 +172,10 @@ int main(int argc, char** argv) {
           i++;
         }
         tf.add_batch(batch, counts, nb, d, [&] {
-          if (++since % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush();
+          if (++since % TfIdfIndex::kAddsPerFullCheck == 0 && tf.full()) flush(tf);
         });
       }
-      flush();
+      flush(tf);
     }
     const double all = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
