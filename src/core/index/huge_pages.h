@@ -18,10 +18,11 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // 4 KiB pages (a first touch would clear 2 MiB).
 void* huge_alloc(size_t bytes, bool* zeroed = nullptr, bool huge = true);
 void huge_free(void* p, size_t bytes);
-// A region of huge_alloc's bytes, moved into one of new_bytes: what it
-// holds, and the pages touched so far, come along (mremap); the pages
-// of a fresh region would be faulted in and cleared by the kernel again.
-// Small regions and shrinking get a fresh region, contents not kept.
+// A region of huge_alloc's bytes, moved into one of new_bytes (advised
+// as huge pages, as huge_alloc's default): what it holds, and the pages
+// touched so far, come along (mremap); the pages of a fresh region would
+// be faulted in and cleared by the kernel again. Small regions and
+// shrinking get a fresh region, contents not kept.
 void* huge_grow(void* p, size_t bytes, size_t new_bytes);
 // Lets the calling thread keep a few regions it frees for its next
 // allocations of the same size (pipeline threads, which end with the
