@@ -126,12 +126,13 @@ bench/build/index_bench: $(CORE_SRCS:.cpp=.o) bench/engine/index_bench.cpp
 
 index-bench: bench/build/index_bench
 
-# The token path and the TF-IDF index alone, one core each (bench/README.md).
+# The token path and the TF-IDF index alone, one core each, and what memory
+# costs on the machine (bench/README.md).
 bench/build/%: bench/engine/%.cpp $(CORE_SRCS:.cpp=.o)
 	@mkdir -p bench/build
 	$(CXX) $(ENGINE_CXXFLAGS) -Isrc/core -o $@ $< \
 		$(CORE_SRCS:.cpp=.o) $(ENGINE_LIBS)
 
-engine-micro: bench/build/token_bench bench/build/index_replay
+engine-micro: bench/build/token_bench bench/build/index_replay bench/build/page_cost
 
 .PHONY: FORCE install-sample uninstall-sample engine-check engine-asan index-bench engine-micro

@@ -41,8 +41,8 @@ class OutBuffer {
   // as asked, and grows by moving its pages into the larger mapping: a
   // flush's buffers are touched once per build, not again at each flush
   // that asks more than the last (about 60 MB of the 300 MB a build of
-  // the Linux tree touched; a first touch cost 0.14 to 1.5 ms per MiB on
-  // the VM of bench/results/2026-11-30-s52-pages).
+  // the Linux tree touched; a first touch cost 0.12 to 2.2 ms per MiB on
+  // the VM of bench/results/2026-11-30-s52-pages, page-cost.txt).
   void reset(size_t capacity) {
     if (p_ && cap_ >= capacity) {
       size_ = capacity;
