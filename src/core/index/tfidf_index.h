@@ -87,7 +87,8 @@ class TfIdfIndex {
   // Adds keys[i] with counts[i], all in document seq, calling after_each()
   // after every add (where the caller may flush). Each key goes through
   // two stages, kAhead keys apart, before its add, so that the cache
-  // misses of many keys overlap: its home slot is prefetched; the table is
+  // misses of many keys overlap: its home slot's line and the next are
+  // prefetched (a probe runs on past the home slot's line); the table is
   // searched and the TF array a new posting would go to is prefetched. A
   // flush in after_each makes what the stages found for later keys stale;
   // the epoch tells add to look again. (A cache of recent terms' slots
@@ -97,7 +98,11 @@ class TfIdfIndex {
                  F&& after_each) {
     constexpr size_t kAhead = 16;
     for (size_t i = 0; i < n + 2 * kAhead; i++) {
-      if (i < n) __builtin_prefetch(&slots_[home(keys[i].hash)]);
+      if (i < n) {
+        const TermSlot* h = &slots_[home(keys[i].hash)];
+        __builtin_prefetch(h);
+        __builtin_prefetch(reinterpret_cast<const char*>(h) + 64);
+      }
       if (i >= kAhead && i - kAhead < n) find(keys[i - kAhead]);
       if (i >= 2 * kAhead) {
         add(keys[i - 2 * kAhead], seq, counts[i - 2 * kAhead]);
