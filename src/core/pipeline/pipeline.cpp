@@ -390,11 +390,29 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
     pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p, node);
     return;
   }
-  auto& free = *free_indexers_[static_cast<size_t>(node)];
-  auto ix = free.pop();
+  const auto ix = take_indexer(node);
   if (!ix) return;
   read_file(std::move(fd), st, b, e, *ix, node);
-  free.push(*ix);
+  free_indexers_[static_cast<size_t>(node)]->push(*ix);
+}
+
+// An indexer busy with a flush takes nothing for a while: a reader that
+// waited on its full queue left the node's other indexers idle, at the
+// end of a build most of all (one flushed, the other had nothing to do).
+// So the first free indexer with room in its queue is taken, and only
+// when none has room does the reader wait.
+std::optional<int> Pipeline::take_indexer(int node) {
+  auto& free = *free_indexers_[static_cast<size_t>(node)];
+  if (!here_writer_) {
+    for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
+      auto ix = free.try_pop();
+      if (!ix) break;
+      // Taken, no other reader pushes to it: the room stays.
+      if (to_indexer_[static_cast<size_t>(*ix)]->has_room()) return ix;
+      free.push(*ix);
+    }
+  }
+  return free.pop();
 }
 
 void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
@@ -448,13 +466,12 @@ void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const Fi
 void Pipeline::send_pack(OpenPack& p, int node) {
   if (!p.buffer) return;
   BufferPool& pool = *pools_[static_cast<size_t>(node)];
-  auto& free = *free_indexers_[static_cast<size_t>(node)];
   unsigned char* buf = p.buffer;
   const uint64_t bytes = p.used;
   p.buffer = nullptr;
   p.used = 0;
   // Any free indexer of the node will do: a pack holds whole files.
-  auto ix = free.pop();
+  const auto ix = take_indexer(node);
   if (!ix) {
     pool.release(buf);
     return;
@@ -465,7 +482,7 @@ void Pipeline::send_pack(OpenPack& p, int node) {
   m.buffer = buf;
   m.pack = std::move(p.pack);
   const bool sent = deliver(*ix, std::move(m));
-  free.push(*ix);
+  free_indexers_[static_cast<size_t>(node)]->push(*ix);
   if (!sent) {
     pool.release(buf);
     return;
@@ -508,11 +525,10 @@ bool Pipeline::read_appended(Fd& fd, const struct stat& st, const FileBatch& b,
   plan->old_size = k.size;
   plan->chain_tokens = k.tokens;
   window.resize(static_cast<size_t>(plan->plan.start - at));  // what precedes the reading
-  auto& free = *free_indexers_[static_cast<size_t>(node)];
-  auto ix = free.pop();
+  const auto ix = take_indexer(node);
   if (!ix) return true;
   read_file(std::move(fd), st, b, e, *ix, node, std::move(plan), window);
-  free.push(*ix);
+  free_indexers_[static_cast<size_t>(node)]->push(*ix);
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,9 @@ class Pipeline {
   void pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
                  const FileBatch::Entry& e, OpenPack& p, int node);
   void send_pack(OpenPack& p, int node);
+  // One of the node's free indexers, held until pushed back to
+  // free_indexers_; empty when the build stopped.
+  std::optional<int> take_indexer(int node);
   // With append: from append->plan.start on, as a link of its chain.
   void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
                  int indexer, int node, std::unique_ptr<AppendRead> append = nullptr,

@@ -62,6 +62,12 @@ class BoundedQueue {
     return v;
   }
 
+  // Room for a push now (a hint: other threads may push or pop after).
+  bool has_room() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return items_.size() < capacity_;
+  }
+
   void close() {
     std::lock_guard<std::mutex> lk(mu_);
     closed_ = true;
