@@ -248,6 +248,47 @@ TEST(Journal, SmallRefreshesCommitIntoItExactly) {
 // too (pipeline/journal_commit.h): the same generation, one more record,
 // every answer the oracle's; a merge too large for a record, or of every
 // segment, writes a generation.
+// A merge that drops a segment whose documents are all gone writes none
+// in its place. The next refresh's segment must not take its number: the
+// generation's PATHS file still names the build's segments by number,
+// and read the new one as the old one, changed (an index called damaged).
+TEST(Journal, ANewSegmentNeverTakesTheNumberOfOneDropped) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  std::mt19937 rng(7);
+  scipis_options o = tiny_options();
+  o.indexer_threads = 1;  // every file in one indexer's segments, whatever the timing
+  // Terms of their own: the small table fills, several segments.
+  for (int i = 0; i < 4; i++) {
+    std::string text = lines(rng, 200);
+    for (int j = 0; j < 400; j++) text += " u" + std::to_string(i) + "x" + std::to_string(j);
+    testutil::write(root + "/f" + std::to_string(i) + ".log", text + "\n");
+  }
+  scipis_build_stats st;
+  scipis_error err;
+  settle();
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;
+  const CurrentState built = scipis::read_current(dir);
+  ASSERT_GE(built.m.segments.size(), 2u);
+  ASSERT_TRUE(fs::exists(built.gen_dir + "/PATHS"));
+  for (int i = 0; i < 4; i++) fs::remove(root + "/f" + std::to_string(i) + ".log");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  ASSERT_EQ(compact(dir, o, false, &st, &err), 0) << err.message;
+  const CurrentState merged = scipis::read_current(dir);
+  ASSERT_EQ(merged.m.generation, built.m.generation);  // PATHS still the build's
+  ASSERT_TRUE(merged.m.segments.empty());
+  testutil::write(root + "/g.txt", lines(rng, 200) + " after\n");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  const CurrentState now = scipis::read_current(dir);
+  ASSERT_EQ(now.m.generation, built.m.generation);
+  ASSERT_EQ(now.m.segments.size(), 1u);
+  EXPECT_EQ(now.m.segments[0].seg, built.m.segments.back().seg + 1);
+  check(dir, root, "a file after every segment was dropped", {"after"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
 TEST(Journal, SmallMergesCommitIntoIt) {
   AppendMin every_size(0);
   const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();

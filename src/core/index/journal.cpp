@@ -312,6 +312,18 @@ void forget_current(const std::string& dir) {
   std::erase_if(kept, [&](const CurrentState& k) { return k.dir == dir; });
 }
 
+std::vector<uint32_t> CurrentState::first_free_segments() const {
+  std::vector<uint32_t> next(m.indexers, 0);
+  auto note = [&](const SegmentRef& s) {
+    if (s.seg == UINT32_MAX) fail_corrupt(manifest_path(dir), "segment number out of range");
+    if (s.indexer < next.size()) next[s.indexer] = std::max(next[s.indexer], s.seg + 1);
+  };
+  for (const SegmentRef& s : m.segments) note(s);
+  if (manifest_file)
+    for (const SegmentRef& s : Manifest::decode(manifest_path(dir), *manifest_file).segments) note(s);
+  return next;
+}
+
 CurrentState read_current(const std::string& dir) {
   struct stat sm;
   std::shared_ptr<const std::string> manifest = read_manifest_bytes(dir, sm);

@@ -119,6 +119,13 @@ struct CurrentState {
   // Whether MANIFEST is still the file this state was read from.
   bool manifest_unmoved() const;
 
+  // Per indexer, the first number a new segment of this generation may
+  // take: past those its current segments hold and those its base
+  // manifest held. The generation's PATHS file names the latter
+  // (index/gen_paths.h); a segment merged or dropped since must not lend
+  // its name to a new one, which PATHS would then take for it.
+  std::vector<uint32_t> first_free_segments() const;
+
   // A list of the generation; false when it has none.
   bool read_list(const char* name, std::string& out) const;
   // Puts the list into another generation's directory, as a link when it

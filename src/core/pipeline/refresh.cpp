@@ -448,11 +448,9 @@ static std::unique_ptr<scipis_build> start_refresh(const std::string& d, const s
 
   auto resume = std::make_shared<ResumeState>();
   resume->indexers.resize(current->indexers);
-  for (const SegmentRef& s : current->segments) {
-    auto& ix = resume->indexers[s.indexer];
-    ix.segs = std::max(ix.segs, s.seg + 1);
-    ix.next_seq += s.docs;
-  }
+  for (const SegmentRef& s : current->segments) resume->indexers[s.indexer].next_seq += s.docs;
+  const std::vector<uint32_t> free_segs = state.first_free_segments();
+  for (uint32_t i = 0; i < current->indexers; i++) resume->indexers[i].segs = free_segs[i];
   b->refresh = std::make_unique<RefreshState>();
   RefreshState& rs = *b->refresh;
   rs.on_merged = on_merged;
