@@ -581,13 +581,9 @@ void compact_run(scipis_build* b) {
   DeadSeqs dead(ni);
   std::vector<std::vector<uint64_t>> racy(ni);
   std::vector<std::vector<SegmentRef>> written(ni);
-  // Merged segments take numbers past every one the generation used.
+  // Merged segments take numbers past every one the generation used (c
+  // holds cs.state's segments, checked above).
   const std::vector<uint32_t> free_segs = cs.state.first_free_segments();
-  auto next_seg_of = [](const IndexerState& ix) {
-    uint32_t n = 0;
-    for (const SegmentState* s : ix.segs) n = std::max(n, s->ref.seg + 1);
-    return n;
-  };
   // No merged segment has a term its inputs lack; a chain folds into its
   // last member, which may be another indexer's: each indexer's table is
   // sized for the terms of every merged segment.
@@ -678,7 +674,7 @@ void compact_run(scipis_build* b) {
     TfMetaWriter meta;
     merge_tf(in, sf, ix.docs(), &paths, tf_data, tf_meta, meta);
     if (cs.stop.load()) fail(SCIPIS_E_CANCELED, "compaction was cancelled");
-    const uint32_t seg_no = std::max(free_segs[i], next_seg_of(ix));
+    const uint32_t seg_no = free_segs[i];
     written[i].push_back(put_merged(gen, i, seg_no, from[i], tf_data, tf_meta, paths, static_cast<int>(sf),
                                     cs.defer ? &cs.packs : nullptr, &cs.packs_mu));
     racy[i].insert(racy[i].end(), run_racy.begin(), run_racy.end());
@@ -700,7 +696,7 @@ void compact_run(scipis_build* b) {
                                std::max<uint64_t>(4u << 20, kMergeTableFactor * input));
     TfIdfIndex tf(budget, o.index_depth, nullptr, most_terms);
     PathIndex paths(static_cast<uint64_t>(o.path_index_size));
-    uint32_t seg_no = std::max(free_segs[i], next_seg_of(ix));
+    uint32_t seg_no = free_segs[i];
     uint64_t first_seq = from[i], next_seq = from[i];
     uint32_t since_check = 0;
     auto flush = [&](bool last = false) {
