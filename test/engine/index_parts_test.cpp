@@ -124,17 +124,19 @@ TEST(TfIdfIndex, FlushesMatchAMapOfPostings) {
 }
 
 // A flush of many terms, as a build's holds (millions): random terms, a
-// third of them sharing their first word, some starting with the bytes
-// at either end of a byte's range (NUL, 0xff), must come out in byte
-// order, each once.
+// third of them sharing their first word and some of those their first
+// three (runs of thousands tied on one, two and three words, as a source
+// tree's register names make), some starting with the bytes at either end
+// of a byte's range (NUL, 0xff), must come out in byte order, each once.
 TEST(TfIdfIndex, AFlushOfManyTermsIsInOrder) {
   std::mt19937_64 rng(29);
   std::set<std::string> terms;
   while (terms.size() < 150000) {
-    const size_t len = 1 + rng() % 20;
+    const size_t len = 1 + rng() % 40;
     std::string t(len, 'a');
     for (size_t j = 0; j < len; j++) t[j] = static_cast<char>(rng() % 4 == 0 ? rng() % 256 : 'a' + rng() % 26);
     if (terms.size() % 3 == 0 && len > 8) t.replace(0, 8, "prefix__");
+    if (terms.size() % 12 == 0 && len > 24) t.replace(0, 24, std::string("prefix__second\0_third___", 24));
     if (terms.size() % 11 == 0) t[0] = terms.size() % 2 ? '\0' : '\xff';
     terms.insert(t);
   }

@@ -54,12 +54,14 @@ Capacity capacity_for(uint64_t budget, int depth) {
 
 size_t TfIdfIndex::held_bound(uint64_t budget, int depth) {
   const Capacity c = capacity_for(budget, depth);
-  // The region, the sort scratch and its radix copy (each at most twice
-  // what it needs, as OutBuffer and vectors round), every split's groups
+  // The region, the sort scratch, its radix copy and the gathered counts
+  // and lengths (each at most twice what it needs, as OutBuffer and
+  // vectors round), every split's groups
   // (three words each; a split's last group may be short, so at most
   // terms / kTermGroup + kMaxSplits groups) and dictionary notes.
   constexpr size_t kMaxSplits = 4096;  // the split_factor option's range
   return 2 * region_bytes_for(budget, depth) + 4 * c.terms * sizeof(KeyIndex) +
+         2 * c.terms * (sizeof(Counts) + 1) +
          TfMetaWriter::held_bound(c.terms, c.term_bytes, kMaxSplits) +
          2 * c.postings * (sizeof(uint64_t) + sizeof(uint32_t));
 }
@@ -236,32 +238,23 @@ size_t TfIdfIndex::dictionary_order(KeyIndex* keys) const {
   return at;
 }
 
-void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
-  // A few keys (a refresh's segment of one small file): insertion, as
-  // stable as the passes below, without their eight histograms.
-  if (n <= 32) {
-    for (size_t i = 1; i < n; i++) {
-      const KeyIndex k = keys[i];
-      size_t j = i;
-      for (; j > 0 && keys[j - 1].key > k.key; j--) keys[j] = keys[j - 1];
-      keys[j] = k;
-    }
-    return;
-  }
-  radix_tmp_.reset(n * sizeof(KeyIndex));
-  KeyIndex* from = keys;
-  KeyIndex* to = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
+namespace {
+// Least significant byte first: the low Bytes bytes of n keys in from, with
+// to as scratch; returns the array that holds the result.
+template <int Bytes, typename K>
+K* lsd_passes(K* from, K* to, size_t n) {
   // Every pass's counts from one read of the keys, not one read per pass
   // (32-bit: an index holds at most kMaxBudget / 32 terms).
-  uint32_t count[8][256] = {};
+  uint32_t count[Bytes][256] = {};
   for (size_t i = 0; i < n; i++) {
-    const uint64_t k = keys[i].key;
-    for (int b = 0; b < 8; b++) count[b][(k >> (8 * b)) & 0xff]++;
+    const uint64_t k = from[i].key;
+#pragma GCC unroll 8
+    for (int b = 0; b < Bytes; b++) count[b][(k >> (8 * b)) & 0xff]++;
   }
-  for (int b = 0; b < 8; b++) {
+  for (int b = 0; b < Bytes; b++) {
     const int shift = 8 * b;
     // A byte every key shares orders nothing.
-    if (count[b][(keys[0].key >> shift) & 0xff] == n) continue;
+    if (count[b][(from[0].key >> shift) & 0xff] == n) continue;
     uint32_t at[256];
     for (uint32_t c = 0, i = 0; i < 256; i++) {
       at[i] = c;
@@ -270,13 +263,67 @@ void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
     for (size_t i = 0; i < n; i++) to[at[(from[i].key >> shift) & 0xff]++] = from[i];
     std::swap(from, to);
   }
-  if (from != keys) std::copy(from, from + n, keys);
+  return from;
+}
+
+template <typename K>
+void insertion_by_key(K* keys, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    const K k = keys[i];
+    size_t j = i;
+    for (; j > 0 && keys[j - 1].key > k.key; j--) keys[j] = keys[j - 1];
+    keys[j] = k;
+  }
+}
+
+// Keys past this many (16 bytes each) are first split by their top byte,
+// so that each part's seven passes run in the core's cache rather than
+// in memory (a flush of the Linux tree sorts about 480,000; its sort took
+// 0.75x the time, bench/results/2026-11-30-s54-sort).
+constexpr size_t kTopByteFirst = size_t{1} << 16;
+}  // namespace
+
+void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
+  // A few keys (a refresh's segment of one small file): insertion, as
+  // stable as the passes, without their histograms.
+  if (n <= 32) {
+    insertion_by_key(keys, n);
+    return;
+  }
+  radix_tmp_.reset(n * sizeof(KeyIndex));
+  KeyIndex* const tmp = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
+  if (n <= kTopByteFirst) {
+    KeyIndex* const got = lsd_passes<8>(keys, tmp, n);
+    if (got != keys) std::copy(got, got + n, keys);
+    return;
+  }
+  uint32_t count[256] = {};
+  for (size_t i = 0; i < n; i++) count[keys[i].key >> 56]++;
+  uint32_t at[256];
+  for (uint32_t c = 0, i = 0; i < 256; i++) {
+    at[i] = c;
+    c += count[i];
+  }
+  for (size_t i = 0; i < n; i++) tmp[at[keys[i].key >> 56]++] = keys[i];
+  for (size_t from = 0, i = 0; i < 256; from += count[i], i++) {
+    KeyIndex* const part = tmp + from;
+    const size_t m = count[i];
+    if (m <= 32) {
+      insertion_by_key(part, m);
+      std::copy(part, part + m, keys + from);
+      continue;
+    }
+    KeyIndex* const got = lsd_passes<7>(part, keys + from, m);
+    if (got != keys + from) std::copy(got, got + m, keys + from);
+  }
 }
 
 namespace {
 // Runs of terms sharing a word up to this long are sorted by their whole
 // bytes (insertion), longer ones a word at a time.
 constexpr ptrdiff_t kSmallTies = 16;
+// Runs longer than this are sorted by their next word with the radix sort.
+constexpr ptrdiff_t kRadixRun = 1024;
 
 // Byte order of two terms that share their first `from` bytes as
 // zero-padded words, eight bytes at a time, inline. Those bytes need no
@@ -295,36 +342,37 @@ bool bytes_less(std::string_view a, std::string_view b, size_t from) {
 }
 }  // namespace
 
-// A term's word-th 8 bytes, big-endian, zero padded past its end.
-uint64_t TfIdfIndex::word_key(const TermSlot& e, size_t word) const {
-  const size_t at = 8 * word;
-  if (e.len() <= at) return 0;
-  const char* p = term_bytes(e) + at;
-  const size_t n = std::min<size_t>(8, e.len() - at);
-  uint64_t v = 0;
-  std::memcpy(&v, p, n);
-  return __builtin_bswap64(v);
-}
+namespace {
+// What bytes_less is given for a term of up to 8 bytes: below `from` (at
+// least 8) it reads nothing, and such a term has no bytes above it.
+const char kNoBytes[8] = {};
+}  // namespace
 
 // keys [first, last) are sorted by their word word-1; runs that share it
 // are sorted by the next word, and so on, so that a tie costs one load of
 // the term's bytes per word instead of a memcmp per comparison. Zero
 // padding is not a byte order when terms hold NUL bytes (the whitespace
 // tokenizer keeps them): terms equal in every word of the longest are
-// then ordered by length, the shorter (a prefix of the other) first.
-void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const {
+// then ordered by length, the shorter (a prefix of the other) first. A
+// run's keys are its shared word again on return. Keys hold their term's
+// place in gathered_ and its bytes' arena unit (see serialise), so a word
+// is one load that nothing before it waits on.
+void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word, const uint8_t* lens) const {
+  auto len_of = [lens](const KeyIndex& k) -> size_t { return lens[static_cast<uint32_t>(k.value)]; };
+  auto bytes_of = [this](const KeyIndex& k) {
+    return static_cast<const char*>(unit(static_cast<uint32_t>(k.value >> 32)));
+  };
   // Most runs are a few terms long: a prefetch within a run would come too
-  // late, so the first level loads ahead across runs, slots 32 keys ahead
-  // and the words they point to 16 ahead.
-  KeyIndex* slot_ahead = first;
-  KeyIndex* word_ahead = first;
+  // late, so the first level loads the next words of tied terms 16 keys
+  // ahead, across runs.
+  KeyIndex* ahead = first;
   auto load_ahead = [&](KeyIndex* at) {
     if (word != 1) return;
-    for (KeyIndex* to = last - at > 32 ? at + 32 : last; slot_ahead < to; ++slot_ahead)
-      __builtin_prefetch(&slots_[slot_ahead->value]);
-    for (KeyIndex* to = last - at > 16 ? at + 16 : last; word_ahead < to; ++word_ahead) {
-      const TermSlot& a = slots_[word_ahead->value];
-      if (a.len() > 8) __builtin_prefetch(static_cast<const char*>(unit(a.bytes)) + 8);
+    for (KeyIndex* to = last - at > 16 ? at + 16 : last; ahead < to; ++ahead) {
+      // (A term of up to 8 bytes has unit 0: a harmless prefetch.)
+      if ((ahead != first && ahead[-1].key == ahead->key) ||
+          (ahead + 1 != last && ahead[1].key == ahead->key))
+        __builtin_prefetch(bytes_of(*ahead) + 8);
     }
   };
   for (KeyIndex* run = first; run != last;) {
@@ -333,14 +381,14 @@ void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const {
     load_ahead(end);
     if (end - run > 1) {
       size_t longest = 0;
-      for (KeyIndex* k = run; k != end; ++k) longest = std::max<size_t>(longest, slots_[k->value].len());
+      for (KeyIndex* k = run; k != end; ++k) longest = std::max(longest, len_of(*k));
       if (end - run <= kSmallTies && longest > 8 * word) {
         // A short run: its terms compared whole once their bytes are in
         // cache, rather than one level per word. (Whole: a word padded
         // with zeros equals one with NUL bytes.)
         auto whole = [&](const KeyIndex& k) {
-          const TermSlot& e = slots_[k.value];
-          return std::string_view(term_bytes(e), e.len());
+          const size_t n = len_of(k);
+          return std::string_view(n > 8 ? bytes_of(k) : kNoBytes, n);
         };
         for (KeyIndex* k = run + 1; k != end; ++k) {
           const KeyIndex x = *k;
@@ -350,19 +398,23 @@ void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const {
           *j = x;
         }
       } else if (longest <= 8 * word) {
-        std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) {
-          return slots_[x.value].len() < slots_[y.value].len();
-        });
+        std::sort(run, end, [&](const KeyIndex& x, const KeyIndex& y) { return len_of(x) < len_of(y); });
       } else {
+        const uint64_t shared = run->key;
+        const size_t at = 8 * word;
         for (KeyIndex* k = run; k != end; ++k) {
-          if (k + 8 < end) {
-            const TermSlot& a = slots_[k[8].value];
-            if (a.len() > 8) __builtin_prefetch(unit(a.bytes));
-          }
-          k->key = word_key(slots_[k->value], word);
+          if (k + 16 < end && len_of(k[16]) > at) __builtin_prefetch(bytes_of(k[16]) + at);
+          // The word-th 8 bytes, big-endian, zero padded past the end
+          // (a term's arena bytes are whole words).
+          const size_t n = len_of(*k);
+          k->key = n > at ? __builtin_bswap64(token_prefix_unsafe(bytes_of(*k) + at, n - at)) : 0;
         }
-        std::sort(run, end, [](const KeyIndex& x, const KeyIndex& y) { return x.key < y.key; });
-        sort_ties(run, end, word + 1);
+        if (end - run > kRadixRun)
+          radix_sort(run, static_cast<size_t>(end - run));
+        else
+          std::sort(run, end, [](const KeyIndex& x, const KeyIndex& y) { return x.key < y.key; });
+        sort_ties(run, end, word + 1, lens);
+        for (KeyIndex* k = run; k != end; ++k) k->key = shared;
       }
     }
     run = end;
@@ -382,30 +434,39 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   auto* const sorted = reinterpret_cast<KeyIndex*>(sort_keys_.data());
   std::vector<size_t> per_split(size_t{sf} + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
+  // Each term's counts and length go to gathered_ at its place in this
+  // first order, and its key becomes its first word, big-endian, by which
+  // its split is sorted, with that place and its bytes' unit beside it.
+  gathered_.reset(n * (sizeof(Counts) + 1));
+  auto* const gathered = reinterpret_cast<Counts*>(gathered_.data());
+  uint8_t* const lens = reinterpret_cast<uint8_t*>(gathered + n);
+  auto note = [&](size_t at, const TermSlot& e) {
+    gathered[at] = Counts{e.df, e.cur_seq, e.cur_tf, e.tail};
+    lens[at] = static_cast<uint8_t>(e.len());
+    sorted[at] = KeyIndex{__builtin_bswap64(e.prefix), at | uint64_t{e.bytes} << 32};
+  };
   if (sf == 1) {
-    // One split needs no hash order: the terms in slot order, keyed by
-    // their first word, big-endian, by which the split is sorted.
+    // One split needs no hash order: the terms in slot order.
     size_t at = 0;
     for (size_t i = 0; i < cap_; i++) {
       if (!slots_[i].tag) continue;
       if (at == n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
-      sorted[at++] = KeyIndex{__builtin_bswap64(slots_[i].prefix), i};
+      note(at++, slots_[i]);
     }
     if (at != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
     per_split[1] = n;
     split_bytes[0] = term_bytes_;
   } else {
     if (dictionary_order(sorted) != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
-    // Once counted into its split, a term's key becomes its first word,
-    // big-endian, by which each split is sorted (splits are consecutive
-    // ranges of the hash order, so the hash is not needed again).
+    // Splits are consecutive ranges of the hash order, so the hash is not
+    // needed once a term is counted into its split.
     for (size_t i = 0; i < n; i++) {
       if (i + 16 < n) __builtin_prefetch(&slots_[sorted[i + 16].value]);
       const uint32_t split = dict_split(sorted[i].key, sf);
       const TermSlot& e = slots_[sorted[i].value];
       per_split[split + 1]++;
       split_bytes[split] += e.len();
-      sorted[i].key = __builtin_bswap64(e.prefix);
+      note(i, e);
     }
     for (size_t s = 0; s < sf; s++) per_split[s + 1] += per_split[s];
   }
@@ -460,19 +521,18 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     // The first word orders most terms without their bytes: a radix sort
     // by it, then terms sharing it by their next words.
     radix_sort(first, count);
-    sort_ties(first, last, 1);
-    // The split's slots are read once, in one loop that runs well ahead of
-    // its loads, into counts beside the keys; the keys keep the terms'
-    // bytes (their first word, or arena unit and length). The regions and
-    // the dictionary then read both in order.
+    sort_ties(first, last, 1, lens);
+    // The split's counts in sorted order, beside the keys, which keep the
+    // terms' bytes (their first word, or arena unit and length). The
+    // regions and the dictionary then read both in order.
     radix_tmp_.reset(count * sizeof(Counts));
     auto* const counts = reinterpret_cast<Counts*>(radix_tmp_.data());
     for (size_t i = 0; i < count; i++) {
-      if (i + 32 < count) __builtin_prefetch(&slots_[first[i + 32].value]);
-      const TermSlot& e = slots_[first[i].value];
-      counts[i] = Counts{e.df, e.cur_seq, e.cur_tf, e.tail};
-      first[i].key = e.prefix;
-      first[i].value = uint64_t{e.bytes} << 8 | e.len();
+      if (i + 32 < count) __builtin_prefetch(&gathered[static_cast<uint32_t>(first[i + 32].value)]);
+      const uint32_t at = static_cast<uint32_t>(first[i].value);
+      counts[i] = gathered[at];
+      first[i].key = __builtin_bswap64(first[i].key);
+      first[i].value = (first[i].value >> 32) << 8 | lens[at];
     }
     auto term_at = [&](size_t i) {
       const size_t len = first[i].value & 0xff;

@@ -195,7 +195,8 @@ class TfIdfIndex {
   // A TF array after the term's last, twice its size (up to max_cap_).
   TfChunk* new_chunk(TermSlot* e);
   void layout(double arena_per_term);
-  // A term's dictionary hash and slot number.
+  // A term's dictionary hash and slot number; for serialise's sort, its
+  // first word and where its bytes are (see gathered_).
   struct KeyIndex {
     uint64_t key;
     uint64_t value;
@@ -210,8 +211,7 @@ class TfIdfIndex {
   // Sorts n keys by key, stably.
   bool huge_region() const;
   void radix_sort(KeyIndex* keys, size_t n) const;
-  uint64_t word_key(const TermSlot& e, size_t word) const;
-  void sort_ties(KeyIndex* first, KeyIndex* last, size_t word) const;
+  void sort_ties(KeyIndex* first, KeyIndex* last, size_t word, const uint8_t* lens) const;
 
   static constexpr size_t kUnit = 8;  // arena offsets count 8-byte units
 
@@ -243,6 +243,11 @@ class TfIdfIndex {
   mutable std::vector<uint32_t, mem::Accounted<uint32_t>> term_tfs_;
   // The radix sort's copy of the keys, then a split's counts.
   mutable OutBuffer radix_tmp_;
+  // Every term's counts and length, read from the table in one pass in
+  // slot order before the sort, whose keys then hold a term's place here
+  // (low 32 bits) and the arena unit of its bytes (high 32): a tie is
+  // broken without loading the term's slot, at random, before its bytes.
+  mutable OutBuffer gathered_;
   // Groups, hot terms and dictionary entries, coded into the metas.
   mutable TfMetaWriter meta_;
 };
