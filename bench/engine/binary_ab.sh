@@ -3,7 +3,12 @@
 # from different commits or with a change), alternating, so that a shared
 # machine's drift hits each alike: one line per build (binary, user s,
 # system s, max RSS KiB, wall s, index bytes), then per binary the medians.
-#   bash bench/engine/binary_ab.sh CORPUS ROUNDS BINARY...
+#   [IDLE=S] bash bench/engine/binary_ab.sh CORPUS ROUNDS BINARY...
+# IDLE=S sleeps S seconds before each build: as in the side-by-side runs,
+# where a Lucene build of 20 s or more comes between two of scipis's, the
+# VM hands pages freed since the last build back to the host, and a build
+# then pays for the pages it touches first (session 54: about twice the
+# system time after 20 s idle on the VM of bench/results).
 # A binary: `make index-bench` in a worktree of the commit, then a copy of
 # its bench/build/index_bench. Every other round runs the binaries in the
 # reverse order: on the VM of bench/results, the build that comes first in
@@ -19,6 +24,7 @@ for r in $(seq "$rounds"); do
     for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
   fi
   for b in "${order[@]}"; do
+    sleep "${IDLE:-0}"
     out=$({ /usr/bin/time -f 'TIME %U %S %M' "$b" --corpus "$corpus" --runs 1; } 2>&1)
     echo "$b $(echo "$out" | grep '^TIME' | cut -d' ' -f2-) $(echo "$out" | grep -oE '"wall_s":[0-9.]+' | cut -d: -f2) $(echo "$out" | grep -oE '"index_bytes":[0-9]+' | cut -d: -f2)"
   done

@@ -12,11 +12,15 @@ extern "C" void scipis_options_init(scipis_options* o) {
   scipis_tokenizer_named("word", o->delimiter);
   o->block_size = 1u << 20;
   o->path_index_size = 64ull << 20;
-  // 64 MiB: builds of 96, 64 or 32 MiB tables ran 1.09-1.12x (Linux
+  // 32 MiB: builds of 96, 64 or 32 MiB tables ran 1.09-1.12x (Linux
   // tree) and 1.26-1.33x (logs) as fast as of 128 MiB
   // (bench/results/2026-11-30-table-size): a larger table's pages cost
-  // more to fault in and to miss in than its fewer flushes save.
-  o->tfidf_index_size = 64ull << 20;
+  // more to fault in and to miss in than its fewer flushes save. A build
+  // after 20 s idle, as builds usually start, pays about twice for them
+  // (the VM has handed the freed pages back to its host); there 32 MiB
+  // ran 0.88-0.91x the wall time of 64 and held 40% less memory, and
+  // back to back it ran alike or faster (bench/results/2026-11-30-s54-sort).
+  o->tfidf_index_size = 32ull << 20;
   o->index_depth = 4;
   o->split_factor = 1;
 }
