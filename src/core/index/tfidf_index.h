@@ -208,8 +208,8 @@ class TfIdfIndex {
   static_assert(sizeof(Counts) == 16, "a split's counts fit the radix scratch");
   // Fills keys with every term in dictionary order; returns their number.
   size_t dictionary_order(KeyIndex* keys) const;
-  // Sorts n keys by key, stably.
   bool huge_region() const;
+  // Sorts n keys by key, stably.
   void radix_sort(KeyIndex* keys, size_t n) const;
   void sort_ties(KeyIndex* first, KeyIndex* last, size_t word, const uint8_t* lens) const;
 
