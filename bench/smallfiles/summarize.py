@@ -81,6 +81,19 @@ def main(d):
         sw = max(b["wall_s"] for b in builds if b["system"] == "scipis")
         print(f"scipis's slowest build against Lucene's fastest: "
               f"{best['lucene']['wall_s'] / sw:.2f}×.")
+        # Each round's builds run back to back (scipis, then Lucene), so
+        # their ratio shares the host's speed of that minute; the host's
+        # drift between minutes (bench/results: 20-30% within a run) moves
+        # the fastest builds of the two apart, not a round's ratio.
+        by_run = {}
+        for b in builds:
+            by_run.setdefault(b["run"], {})[b["system"]] = b["wall_s"]
+        paired = sorted(r["lucene"] / r["scipis"] for r in by_run.values() if len(r) == 2)
+        if paired:
+            mid = len(paired) // 2
+            median = paired[mid] if len(paired) % 2 else (paired[mid - 1] + paired[mid]) / 2
+            print(f"Per round (each scipis build against the Lucene build after it): median "
+                  f"{median:.2f}×, from {paired[0]:.2f}× to {paired[-1]:.2f}× over {len(paired)} rounds.")
         lw = best["lucene"].get("walk_seconds")
         if lw is not None:
             print(f"Lucene's file walk before its clock took {lw:.3f} s in its fastest build; counted in, "
