@@ -1,5 +1,8 @@
 #include "index/postings_codec.h"
 
+#include <bit>
+#include <cstring>
+
 #include "util/bytes.h"
 #include "util/error.h"
 
@@ -17,17 +20,27 @@ size_t max_region_bytes(size_t n) {
 }
 
 char* pack_bits(char* out, const uint64_t* v, size_t n, unsigned w) {
+  static_assert(std::endian::native == std::endian::little, "a word's bytes in stream order");
   if (w == 0) return out;
+  // A store per 64 bits rather than a loop per byte, whose exits the
+  // branch predictor missed at every width (a flush packs 20 million
+  // postings); the bytes are the same, and none past the last.
   unsigned __int128 acc = 0;
   unsigned have = 0;
   for (size_t i = 0; i < n; i++) {
     acc |= static_cast<unsigned __int128>(v[i]) << have;
     have += w;
-    while (have >= 8) {
-      *out++ = static_cast<char>(static_cast<uint8_t>(acc));
-      acc >>= 8;
-      have -= 8;
+    if (have >= 64) {
+      const uint64_t word = static_cast<uint64_t>(acc);
+      std::memcpy(out, &word, 8);
+      out += 8;
+      acc >>= 64;
+      have -= 64;
     }
+  }
+  for (; have >= 8; have -= 8) {
+    *out++ = static_cast<char>(static_cast<uint8_t>(acc));
+    acc >>= 8;
   }
   if (have) *out++ = static_cast<char>(static_cast<uint8_t>(acc));
   return out;
