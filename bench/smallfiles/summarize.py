@@ -4,6 +4,7 @@ of each system, every build with its load average, and the ratios.
 Usage: python3 bench/smallfiles/summarize.py RESULTS_DIR"""
 import json
 import os
+import statistics
 import sys
 
 
@@ -90,10 +91,9 @@ def main(d):
             by_run.setdefault(b["run"], {})[b["system"]] = b["wall_s"]
         paired = sorted(r["lucene"] / r["scipis"] for r in by_run.values() if len(r) == 2)
         if paired:
-            mid = len(paired) // 2
-            median = paired[mid] if len(paired) % 2 else (paired[mid - 1] + paired[mid]) / 2
             print(f"Per round (each scipis build against the Lucene build after it): median "
-                  f"{median:.2f}×, from {paired[0]:.2f}× to {paired[-1]:.2f}× over {len(paired)} rounds.")
+                  f"{statistics.median(paired):.2f}×, from {paired[0]:.2f}× to {paired[-1]:.2f}× "
+                  f"over {len(paired)} rounds.")
         lw = best["lucene"].get("walk_seconds")
         if lw is not None:
             print(f"Lucene's file walk before its clock took {lw:.3f} s in its fastest build; counted in, "
