@@ -202,8 +202,9 @@ TEST(BlockCounter, CountsLikeAMap) {
     scipis::BlockCounter counter(bits);
     const char* base = b.bytes.data();
     auto drain = [&] {
-      counter.drain(base, [&](const char* p, size_t n, uint64_t prefix, uint32_t count) {
+      counter.drain(base, [&](const char* p, size_t n, uint64_t prefix, uint64_t tail, uint32_t count) {
         EXPECT_EQ(prefix, scipis::token_prefix(p, n));
+        EXPECT_EQ(scipis::token_hash(p, n, prefix, tail), scipis::token_hash(p, n));
         got[std::string(p, n)] += count;
       });
     };
@@ -219,6 +220,21 @@ TEST(BlockCounter, CountsLikeAMap) {
     drain();
     EXPECT_TRUE(counter.empty());
     EXPECT_EQ(got, want) << "bits=" << bits;
+  }
+}
+
+// The hash from a token's first and last words is the one from its bytes,
+// at every length (NUL bytes included, past 16 bytes read whole).
+TEST(TokenHash, FromItsLastWordIsTheHashOfItsBytes) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 200; round++) {
+    std::string s(48, '\0');
+    for (char& c : s) c = static_cast<char>(rng() % 4 == 0 ? 0 : rng());
+    for (size_t n = 0; n + 8 <= s.size(); n++) {
+      const uint64_t pre = scipis::token_prefix(s.data(), n);
+      const uint64_t tail = n > 8 ? scipis::load_u64(s.data() + n - 8) : 0;
+      ASSERT_EQ(scipis::token_hash(s.data(), n, pre, tail), scipis::token_hash(s.data(), n, pre)) << n;
+    }
   }
 }
 

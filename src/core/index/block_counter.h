@@ -73,8 +73,8 @@ class BlockCounter {
   bool full() const { return used_n_ >= limit_; }
   bool empty() const { return used_n_ == 0; }
 
-  // Calls f(p, n, prefix, count) for every distinct term counted since the
-  // last drain, in first-seen order, then forgets them.
+  // Calls f(p, n, prefix, tail, count) for every distinct term counted
+  // since the last drain, in first-seen order, then forgets them.
   template <typename F>
   void drain(const char* base, F&& f) {
     // The index's adds between two drains push the counter out of the
@@ -85,7 +85,7 @@ class BlockCounter {
       if (k + kAhead < used_n_) prefetch_slot(used_[k + kAhead]);
       const uint32_t i = used_[k];
       Slot& s = slots_[i];
-      f(base + offsets_[i], static_cast<size_t>(s.tag & 0xffu), s.prefix, s.count);
+      f(base + offsets_[i], static_cast<size_t>(s.tag & 0xffu), s.prefix, tails_[i], s.count);
       s.tag = 0;
     }
     used_n_ = 0;
@@ -95,6 +95,7 @@ class BlockCounter {
   void prefetch_slot(uint32_t i) const {
     __builtin_prefetch(&slots_[i]);
     __builtin_prefetch(&offsets_[i]);
+    __builtin_prefetch(&tails_[i]);
   }
   // A repeat of a token of up to 8 bytes touches its slot only.
   struct Slot {
