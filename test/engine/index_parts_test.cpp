@@ -250,20 +250,17 @@ TEST(TokenHash, DependsOnEveryByteAndTheLength) {
   }
 }
 
-// Distinct terms whose 64-bit hashes are equal (forced here; next to
-// impossible in practice) keep their own postings.
-TEST(TfIdfIndex, TermsSharingAHashStayApart) {
+namespace {
+// Adds (term, doc, count) with every term's 64-bit hash forced equal (next
+// to impossible in practice), documents in ascending order; each term
+// must keep its own postings.
+void check_apart(const std::vector<std::tuple<std::string, uint64_t, uint32_t>>& adds) {
   scipis::TfIdfIndex tf(1 << 20, 2);
   auto key = [](const std::string& t) {
     scipis::TermKey k = scipis::TermKey::of(t);
     k.hash = 42;
     return k;
   };
-  const std::string alpha = "alpha", beta = "beta", gamma = "gamma_longer_than_16";
-  // (term, doc, count), documents in ascending order.
-  const std::vector<std::tuple<std::string, uint64_t, uint32_t>> adds = {
-      {alpha, 0, 2}, {beta, 0, 1}, {alpha, 0, 1}, {gamma, 1, 1}, {alpha, 1, 1},
-      {beta, 2, 3},  {alpha, 3, 1}, {alpha, 4, 5}, {gamma, 4, 1}};
   std::map<std::string, std::map<uint64_t, uint32_t>> want;
   for (const auto& [t, doc, count] : adds) {
     tf.add(key(t), doc, count);
@@ -274,7 +271,7 @@ TEST(TfIdfIndex, TermsSharingAHashStayApart) {
   tf.serialise(1, data, metas);
   ASSERT_EQ(metas.size(), 1u);
   scipis::TfMeta meta("meta", std::string(metas[0].view()));
-  EXPECT_EQ(meta.size(), 3u);
+  EXPECT_EQ(meta.size(), want.size());
   for (const auto& [t, postings] : want) {
     auto ref = meta.find(t);
     ASSERT_TRUE(ref.has_value()) << t;
@@ -285,4 +282,31 @@ TEST(TfIdfIndex, TermsSharingAHashStayApart) {
     for (const auto& p : got) got_map[p.seq] = p.tf;
     EXPECT_EQ(got_map, postings) << t;
   }
+}
+}  // namespace
+
+TEST(TfIdfIndex, TermsSharingAHashStayApart) {
+  const std::string alpha = "alpha", beta = "beta", gamma = "gamma_longer_than_16";
+  check_apart({{alpha, 0, 2}, {beta, 0, 1}, {alpha, 0, 1}, {gamma, 1, 1}, {alpha, 1, 1},
+               {beta, 2, 3},  {alpha, 3, 1}, {alpha, 4, 5}, {gamma, 4, 1}});
+}
+
+// Terms of 9 to 16 bytes are told apart by their first and last words
+// (TermKey::tail), longer ones by their bytes: pairs of one length that
+// share the hash and the first word and differ in one byte past it.
+TEST(TfIdfIndex, TermsSharingAHashAndFirstWordStayApart) {
+  std::vector<std::tuple<std::string, uint64_t, uint32_t>> adds;
+  for (size_t n = 9; n <= 24; n++) {
+    const uint64_t doc = 2 * (n - 9);
+    const std::string a = "firstwrd" + std::string(n - 8, 'q');
+    adds.push_back({a, doc, 1});
+    for (size_t at = 8; at < n; at++) {
+      std::string b = a;
+      b[at] = 'r';
+      adds.push_back({b, doc, 2});
+      adds.push_back({b, doc + 1, 3});
+    }
+    adds.push_back({a, doc + 1, 4});
+  }
+  check_apart(adds);
 }

@@ -45,9 +45,13 @@ struct TermKey {
   uint64_t hash;
   TermSlot* found = nullptr;
   uint64_t epoch = 0;  // of the index when found was looked up
+  // The last word (load_u64(p + n - 8)) when n > 8, else 0: a term of up
+  // to 16 bytes is compared with a slot's without reading p.
+  uint64_t tail = 0;
   static TermKey of(std::string_view t) {
-    uint64_t pre = token_prefix(t.data(), t.size());
-    return {t.data(), t.size(), pre, token_hash(t.data(), t.size(), pre)};
+    const uint64_t pre = token_prefix(t.data(), t.size());
+    const uint64_t tail = t.size() > 8 ? load_u64(t.data() + t.size() - 8) : 0;
+    return {t.data(), t.size(), pre, token_hash(t.data(), t.size(), pre, tail), nullptr, 0, tail};
   }
 };
 
@@ -163,7 +167,8 @@ class TfIdfIndex {
   size_t next(size_t i) const { return i + 1 == cap_ ? 0 : i + 1; }
   bool matches(const TermSlot& s, uint32_t tag, const TermKey& k) const {
     return s.tag == tag && s.prefix == k.prefix &&
-           (k.n <= 8 || same_tail(static_cast<const char*>(unit(s.bytes)), k.p, k.n));
+           (k.n <= 8 || (k.n <= 16 ? load_u64(static_cast<const char*>(unit(s.bytes)) + k.n - 8) == k.tail
+                                   : same_tail(static_cast<const char*>(unit(s.bytes)), k.p, k.n)));
   }
   const char* term_bytes(const TermSlot& s) const {
     return s.len() <= 8 ? reinterpret_cast<const char*>(&s.prefix)

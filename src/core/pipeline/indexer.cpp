@@ -160,7 +160,7 @@ void Pipeline::IndexerRun::add_counted(const char* base) {
       if (added) kept_->names.push_back(it->first);
       kept_->docs.back().terms.emplace_back(it->second, count);
     }
-    batch_[batched] = TermKey{s, n, pre, token_hash(s, n, pre, tail), nullptr, 0};
+    batch_[batched] = TermKey{s, n, pre, token_hash(s, n, pre, tail), nullptr, 0, tail};
     counts_[batched++] = count;
     if (batched == kBatch) add_batch();
   });
