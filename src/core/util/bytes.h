@@ -163,19 +163,21 @@ inline uint64_t mul_fold(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
 }
 
+// wyhash's constants, shared by the token hashes.
+inline constexpr uint64_t kHashK0 = 0xa0761d6478bd642full, kHashK1 = 0xe7037ed1a0b428dbull,
+                          kHashK2 = 0x8ebc6af09c88c6e3ull;
+
 // An in-memory hash for short keys (tokens), one folded multiply per word
 // as in wyhash; prefix is token_prefix of the same bytes. Not stored on
 // disk.
 inline uint64_t token_hash(const char* p, size_t n, uint64_t prefix) {
-  constexpr uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull,
-                     k2 = 0x8ebc6af09c88c6e3ull;
-  uint64_t h = n * k2;
+  uint64_t h = n * kHashK2;
   if (n > 8) {
     size_t i = 8;
-    for (; i + 8 < n; i += 8) h = mul_fold(h ^ load_u64(p + i) ^ k0, k1);
+    for (; i + 8 < n; i += 8) h = mul_fold(h ^ load_u64(p + i) ^ kHashK0, kHashK1);
     h ^= load_u64(p + n - 8);  // the last word, overlapping
   }
-  return mul_fold(prefix ^ k0, h ^ k1);
+  return mul_fold(prefix ^ kHashK0, h ^ kHashK1);
 }
 // The same hash of a token whose last word is known (tail: load_u64(p + n
 // - 8) when n > 8, else 0, as BlockToken's): a token of up to 16 bytes is
@@ -183,7 +185,7 @@ inline uint64_t token_hash(const char* p, size_t n, uint64_t prefix) {
 // was scanned, found waiting on its bytes.
 inline uint64_t token_hash(const char* p, size_t n, uint64_t prefix, uint64_t tail) {
   if (n > 16) return token_hash(p, n, prefix);
-  return mul_fold(prefix ^ 0xa0761d6478bd642full, (n * 0x8ebc6af09c88c6e3ull ^ tail) ^ 0xe7037ed1a0b428dbull);
+  return mul_fold(prefix ^ kHashK0, (n * kHashK2 ^ tail) ^ kHashK1);
 }
 inline uint64_t token_hash(const char* p, size_t n) {
   return token_hash(p, n, token_prefix(p, n));
@@ -194,8 +196,7 @@ inline uint64_t token_hash(const char* p, size_t n) {
 // nearly all log tokens; token_hash for longer ones.
 inline uint64_t short_token_hash(const char* p, size_t n, uint64_t prefix, uint64_t tail) {
   if (__builtin_expect(n > 16, 0)) return token_hash(p, n, prefix);
-  return mul_fold(prefix ^ 0xa0761d6478bd642full ^ (static_cast<uint64_t>(n) << 56),
-                  tail ^ 0xe7037ed1a0b428dbull);
+  return mul_fold(prefix ^ kHashK0 ^ (static_cast<uint64_t>(n) << 56), tail ^ kHashK1);
 }
 
 // FNV-1a: a fixed hash that picks a key's metadata split; part of the format.
