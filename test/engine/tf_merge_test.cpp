@@ -222,13 +222,13 @@ namespace {
 
 // A tree (seed) of 40 logs built with 64 KiB tables (several flushes per
 // indexer, documents cut) and one path index per run.
-struct Built {
+struct TreeBuilt {
   std::string root, dir;
   scipis_options o;
 };
-Built build_tree(uint32_t seed, int indexers) {
+TreeBuilt build_tree(uint32_t seed, int indexers) {
   std::mt19937 rng(seed);
-  Built b{tree(rng, 40), testutil::scratch_dir(), tiny_options()};
+  TreeBuilt b{tree(rng, 40), testutil::scratch_dir(), tiny_options()};
   b.o.path_index_size = 16 << 20;
   b.o.indexer_threads = indexers;
   scipis_build_stats st;

@@ -43,29 +43,42 @@ uint64_t write_gen_paths(const std::string& dir, const std::string& gen, const M
     if (tris.back()->records() != segs[i].docs) fail_corrupt(part.name, "record count differs from the manifest");
   }
   // The trigrams of any segment, ascending: the smallest under the
-  // segments' cursors, which then move past it.
+  // segments' cursors, which then move past it. Each cursor's trigram is
+  // kept in cur (kDone past its last), so that finding the smallest reads
+  // one small array.
+  constexpr uint64_t kDone = UINT64_MAX;
   std::vector<size_t> at(n, 0);
-  auto next = [&](uint32_t& t) {
-    bool any = false;
-    for (size_t i = 0; i < n; i++)
-      if (at[i] < tris[i]->trigrams() && (!any || tris[i]->trigram(at[i]) < t)) {
-        t = tris[i]->trigram(at[i]);
-        any = true;
-      }
-    return any;
+  std::vector<uint64_t> cur(n);
+  auto load = [&](size_t i) { cur[i] = at[i] < tris[i]->trigrams() ? tris[i]->trigram(at[i]) : kDone; };
+  auto rewind = [&] {
+    for (size_t i = 0; i < n; i++) {
+      at[i] = 0;
+      load(i);
+    }
   };
-  auto holds = [&](size_t i, uint32_t t) { return at[i] < tris[i]->trigrams() && tris[i]->trigram(at[i]) == t; };
+  auto next = [&](uint32_t& t) {
+    const uint64_t least = *std::min_element(cur.begin(), cur.end());
+    t = static_cast<uint32_t>(least);
+    return least != kDone;
+  };
+  auto holds = [&](size_t i, uint32_t t) { return cur[i] == t; };
+  auto advance = [&](size_t i) {
+    at[i]++;
+    load(i);
+  };
+  rewind();
   uint64_t distinct = 0;
   for (uint32_t t = 0; next(t); distinct++)
     for (size_t i = 0; i < n; i++)
-      if (holds(i, t)) at[i]++;
-  std::fill(at.begin(), at.end(), 0);
+      if (holds(i, t)) advance(i);
+  rewind();
 
   const std::string path = gen + "/" + kGenPathsFile;
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd) fail_io(errno, "create file", path);
   const uint64_t parts_at = kHeaderSize + kGenPathsEntry * n + kTrigramEntry * distinct;
   std::string body, buf, directory;
+  body.reserve(kGenPathsEntry * n + kTrigramEntry * distinct);
   for (const CoveredSegment& c : segs) {
     put_u64(body, c.home);
     put_u32(body, c.indexer);
@@ -81,7 +94,8 @@ uint64_t write_gen_paths(const std::string& dir, const std::string& gen, const M
     uint64_t end = 0;
     for (size_t i = 0; i < n; i++) {
       if (!holds(i, t)) continue;
-      const TrigramList l = tris[i]->list(at[i]++);
+      const TrigramList l = tris[i]->list(at[i]);
+      advance(i);
       if (crc32c(l.data, l.len) != get_u32(l.data + l.len))
         fail_corrupt(maps[i]->path(), "trigram list checksum mismatch");
       end += l.len + 4;

@@ -300,7 +300,11 @@ void Pipeline::indexer_loop(int id) {
   place(NumaRole::kIndexer, id, plan_.indexer_node[static_cast<size_t>(id)]);
   auto run = std::make_unique<IndexerRun>(*this, id);
   auto& q = *to_indexer_[static_cast<size_t>(id)];
-  while (auto m = q.pop()) run->take(*m);
+  IndexerPicker& picker = *pickers_[static_cast<size_t>(plan_.indexer_node[static_cast<size_t>(id)])];
+  while (auto m = q.pop()) {
+    picker.room_made();
+    run->take(*m);
+  }
   if (stop_.load()) return;
   run->finish();
 }

@@ -64,8 +64,7 @@ Pipeline::Pipeline(PipelineConfig cfg)
   for (size_t n = 0; n < nodes; n++) {
     // The descriptor budget of the batches is shared out over the nodes.
     files_.push_back(std::make_unique<BoundedQueue<FileBatch>>(file_batches(nodes), &stop_));
-    free_indexers_.push_back(std::make_unique<BoundedQueue<int>>(
-        static_cast<size_t>(cfg_.opts.indexer_threads), &stop_));
+    pickers_.push_back(std::make_unique<IndexerPicker>(&stop_));
   }
   spare_buffers_.resize(nodes);
   for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
@@ -75,7 +74,7 @@ Pipeline::Pipeline(PipelineConfig cfg)
     sketches_.push_back(std::make_unique<DistinctTerms>());
     if (cfg_.resume && static_cast<size_t>(i) < cfg_.resume->indexers.size())
       sketches_.back()->load(cfg_.resume->indexers[static_cast<size_t>(i)].sketch);
-    free_indexers_[static_cast<size_t>(plan_.indexer_node[static_cast<size_t>(i)])]->push(i);
+    pickers_[static_cast<size_t>(plan_.indexer_node[static_cast<size_t>(i)])]->give(i);
   }
   if (cfg_.resume) {
     // What the kept segments hold counts as done.
@@ -393,26 +392,13 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
   const auto ix = take_indexer(node);
   if (!ix) return;
   read_file(std::move(fd), st, b, e, *ix, node);
-  free_indexers_[static_cast<size_t>(node)]->push(*ix);
+  pickers_[static_cast<size_t>(node)]->give(*ix);
 }
 
-// An indexer busy with a flush takes nothing for a while: a reader that
-// waited on its full queue left the node's other indexers idle, at the
-// end of a build most of all (one flushed, the other had nothing to do).
-// So the first free indexer with room in its queue is taken, and only
-// when none has room does the reader wait.
 std::optional<int> Pipeline::take_indexer(int node) {
-  auto& free = *free_indexers_[static_cast<size_t>(node)];
-  if (!here_writer_) {
-    for (int i = 0; i < cfg_.opts.indexer_threads; i++) {
-      auto ix = free.try_pop();
-      if (!ix) break;
-      // Taken, no other reader pushes to it: the room stays.
-      if (to_indexer_[static_cast<size_t>(*ix)]->has_room()) return ix;
-      free.push(*ix);
-    }
-  }
-  return free.pop();
+  IndexerPicker& picker = *pickers_[static_cast<size_t>(node)];
+  if (here_writer_) return picker.take_any();
+  return picker.take([this](int ix) { return to_indexer_[static_cast<size_t>(ix)]->has_room(); });
 }
 
 void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
@@ -482,7 +468,7 @@ void Pipeline::send_pack(OpenPack& p, int node) {
   m.buffer = buf;
   m.pack = std::move(p.pack);
   const bool sent = deliver(*ix, std::move(m));
-  free_indexers_[static_cast<size_t>(node)]->push(*ix);
+  pickers_[static_cast<size_t>(node)]->give(*ix);
   if (!sent) {
     pool.release(buf);
     return;
@@ -528,7 +514,7 @@ bool Pipeline::read_appended(Fd& fd, const struct stat& st, const FileBatch& b,
   const auto ix = take_indexer(node);
   if (!ix) return true;
   read_file(std::move(fd), st, b, e, *ix, node, std::move(plan), window);
-  free_indexers_[static_cast<size_t>(node)]->push(*ix);
+  pickers_[static_cast<size_t>(node)]->give(*ix);
   return true;
 }
 

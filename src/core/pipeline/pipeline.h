@@ -17,6 +17,7 @@
 #include "index/tokenizer.h"
 #include "pipeline/buffer_pool.h"
 #include "pipeline/crawler.h"
+#include "pipeline/indexer_picker.h"
 #include "pipeline/journal_commit.h"
 #include "pipeline/messages.h"
 #include "pipeline/numa_plan.h"
@@ -134,8 +135,9 @@ class Pipeline {
   void pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
                  const FileBatch::Entry& e, OpenPack& p, int node);
   void send_pack(OpenPack& p, int node);
-  // One of the node's free indexers, held until pushed back to
-  // free_indexers_; empty when the build stopped.
+  // One of the node's free indexers with room in its queue
+  // (indexer_picker.h), held until given back; empty when the build
+  // stopped.
   std::optional<int> take_indexer(int node);
   // With append: from append->plan.start on, as a link of its chain.
   void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
@@ -186,7 +188,7 @@ class Pipeline {
   // Per node of the plan (one without NUMA): its crawler's batches, its
   // free indexers, its read buffers.
   std::vector<std::unique_ptr<BoundedQueue<FileBatch>>> files_;
-  std::vector<std::unique_ptr<BoundedQueue<int>>> free_indexers_;
+  std::vector<std::unique_ptr<IndexerPicker>> pickers_;
   std::vector<std::unique_ptr<BufferPool>> pools_;
   std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
   BoundedQueue<FlushJob> to_writer_;
