@@ -1,5 +1,6 @@
 #include "pipeline/indexer_picker.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace scipis {
@@ -24,15 +25,23 @@ void IndexerPicker::room_made() {
   changed_.notify_all();
 }
 
-std::optional<int> IndexerPicker::take(const std::function<bool(int)>& has_room) {
+std::optional<int> IndexerPicker::take(int prefer, const std::function<bool(int)>& has_room,
+                                       const std::function<bool(int)>& idle) {
   std::unique_lock<std::mutex> lk(mu_);
+  auto take_at = [&](std::deque<int>::iterator it) {
+    const int ix = *it;
+    free_.erase(it);
+    return ix;
+  };
   while (true) {
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (!has_room(*it)) continue;
-      const int ix = *it;
-      free_.erase(it);
-      return ix;
-    }
+    const auto mine = std::find(free_.begin(), free_.end(), prefer);
+    if (mine != free_.end() && idle(prefer)) return take_at(mine);
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (idle(*it)) return take_at(it);
+    if (mine != free_.end() && has_room(prefer)) return take_at(mine);
+    if (prefer < 0)
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (has_room(*it)) return take_at(it);
     if (stop_->load(std::memory_order_relaxed)) return std::nullopt;
     changed_.wait_for(lk, kStopCheck);
   }

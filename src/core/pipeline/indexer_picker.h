@@ -25,10 +25,19 @@ class IndexerPicker {
   // An indexer took a message off its queue: a reader waiting for room
   // looks again.
   void room_made();
-  // The free indexer, longest free first, for which has_room says yes,
-  // waiting until there is one; empty when the build stopped first.
-  // has_room is called with the picker's lock held.
-  std::optional<int> take(const std::function<bool(int)>& has_room);
+  // A free indexer with room in its queue (has_room), waiting until there
+  // is one; empty when the build stopped first. prefer: the indexer the
+  // reader gave its last message to (-1: none). An indexer whose queue is
+  // empty (idle) comes first, the reader's own before others; then the
+  // reader's own while it has room, else the reader waits. So no indexer
+  // idles while a reader has work for it (a build of a few packs is
+  // shared out too), yet while the queues hold work a reader's files keep
+  // going to one indexer, whose segments then hold neighbouring files
+  // (smaller gaps, shared path prefixes: 3% of the merged index on the
+  // Linux tree). Without a preference, the longest free with room. The
+  // queries are made with the picker's lock held.
+  std::optional<int> take(int prefer, const std::function<bool(int)>& has_room,
+                          const std::function<bool(int)>& idle);
   // The longest free indexer whatever its queue holds, waiting for one to
   // be given back: a thread that runs every stage itself never waits on a
   // queue.

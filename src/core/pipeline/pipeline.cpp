@@ -384,21 +384,25 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
     totals_.skipped++;
     return;
   }
-  if (e.append && read_appended(fd, st, b, e, node)) return;
+  if (e.append && read_appended(fd, st, b, e, p, node)) return;
   if (!direct && static_cast<uint64_t>(st.st_size) <= pack_limit_) {
     pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p, node);
     return;
   }
-  const auto ix = take_indexer(node);
+  const auto ix = take_indexer(node, p);
   if (!ix) return;
   read_file(std::move(fd), st, b, e, *ix, node);
   pickers_[static_cast<size_t>(node)]->give(*ix);
 }
 
-std::optional<int> Pipeline::take_indexer(int node) {
+std::optional<int> Pipeline::take_indexer(int node, OpenPack& p) {
   IndexerPicker& picker = *pickers_[static_cast<size_t>(node)];
   if (here_writer_) return picker.take_any();
-  return picker.take([this](int ix) { return to_indexer_[static_cast<size_t>(ix)]->has_room(); });
+  const auto ix = picker.take(
+      p.last_indexer, [this](int i) { return to_indexer_[static_cast<size_t>(i)]->has_room(); },
+      [this](int i) { return to_indexer_[static_cast<size_t>(i)]->idle(); });
+  if (ix) p.last_indexer = *ix;
+  return ix;
 }
 
 void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
@@ -457,7 +461,7 @@ void Pipeline::send_pack(OpenPack& p, int node) {
   p.buffer = nullptr;
   p.used = 0;
   // Any free indexer of the node will do: a pack holds whole files.
-  const auto ix = take_indexer(node);
+  const auto ix = take_indexer(node, p);
   if (!ix) {
     pool.release(buf);
     return;
@@ -477,7 +481,7 @@ void Pipeline::send_pack(OpenPack& p, int node) {
 }
 
 bool Pipeline::read_appended(Fd& fd, const struct stat& st, const FileBatch& b,
-                             const FileBatch::Entry& e, int node) {
+                             const FileBatch::Entry& e, OpenPack& p, int node) {
   RefreshCatalog& known = *cfg_.rules.known;
   const uint32_t i = e.append - 1;
   const KnownFile& k = known.file(i);
@@ -511,7 +515,7 @@ bool Pipeline::read_appended(Fd& fd, const struct stat& st, const FileBatch& b,
   plan->old_size = k.size;
   plan->chain_tokens = k.tokens;
   window.resize(static_cast<size_t>(plan->plan.start - at));  // what precedes the reading
-  const auto ix = take_indexer(node);
+  const auto ix = take_indexer(node, p);
   if (!ix) return true;
   read_file(std::move(fd), st, b, e, *ix, node, std::move(plan), window);
   pickers_[static_cast<size_t>(node)]->give(*ix);

@@ -127,6 +127,7 @@ class Pipeline {
     unsigned char* buffer = nullptr;
     size_t used = 0;
     std::unique_ptr<FilePack> pack;
+    int last_indexer = -1;  // the reader's last message went there
   };
   // Pins the calling thread and its memory as the plan says.
   void place(NumaRole role, int index, int node);
@@ -138,7 +139,7 @@ class Pipeline {
   // One of the node's free indexers with room in its queue
   // (indexer_picker.h), held until given back; empty when the build
   // stopped.
-  std::optional<int> take_indexer(int node);
+  std::optional<int> take_indexer(int node, OpenPack& p);
   // With append: from append->plan.start on, as a link of its chain.
   void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
                  int indexer, int node, std::unique_ptr<AppendRead> append = nullptr,
@@ -146,7 +147,7 @@ class Pipeline {
   // A file RefreshCatalog::needs_read found grown: its old end read back
   // and, when unchanged, only what follows read (true); false: read it whole.
   bool read_appended(Fd& fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
-                     int node);
+                     OpenPack& p, int node);
   // An indexer's and a writer's state and work (indexer.cpp, writer.cpp).
   class IndexerRun;
   class WriterRun;

@@ -68,6 +68,12 @@ class BoundedQueue {
     return items_.size() < capacity_;
   }
 
+  // Nothing queued now (a hint, as has_room).
+  bool idle() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return items_.empty();
+  }
+
   void close() {
     std::lock_guard<std::mutex> lk(mu_);
     closed_ = true;
