@@ -460,7 +460,8 @@ void Pipeline::send_pack(OpenPack& p, int node) {
   const uint64_t bytes = p.used;
   p.buffer = nullptr;
   p.used = 0;
-  // Any free indexer of the node will do: a pack holds whole files.
+  // Any indexer of the node could take it (a pack holds whole files); the
+  // reader's last is preferred (indexer_picker.h).
   const auto ix = take_indexer(node, p);
   if (!ix) {
     pool.release(buf);
