@@ -21,8 +21,6 @@ class BlockCounter {
       : mask_((size_t{1} << bits) - 1),
         limit_(size_t{1} << (bits - 1)),
         slots_(new Slot[size_t{1} << bits]()),
-        tails_(new uint64_t[size_t{1} << bits]),
-        offsets_(new uint32_t[size_t{1} << bits]),
         used_(new uint32_t[size_t{1} << (bits - 1)]) {}
 
   // Counts the token at base+off of n bytes (n <= 255); prefix, tail and
@@ -43,9 +41,7 @@ class BlockCounter {
           return;
         }
       } else if (s.tag == 0) {
-        s = Slot{prefix, tag, 1};
-        tails_[i] = tail;
-        offsets_[i] = off;
+        s = Slot{prefix, tail, tag, 1, off, 0};
         used_[used_n_++] = static_cast<uint32_t>(i);
         return;
       }
@@ -85,7 +81,7 @@ class BlockCounter {
       if (k + kAhead < used_n_) prefetch_slot(used_[k + kAhead]);
       const uint32_t i = used_[k];
       Slot& s = slots_[i];
-      f(base + offsets_[i], static_cast<size_t>(s.tag & 0xffu), s.prefix, tails_[i], s.count);
+      f(base + s.off, static_cast<size_t>(s.tag & 0xffu), s.prefix, s.tail, s.count);
       s.tag = 0;
     }
     used_n_ = 0;
@@ -94,27 +90,30 @@ class BlockCounter {
  private:
   void prefetch_slot(uint32_t i) const {
     __builtin_prefetch(&slots_[i]);
-    __builtin_prefetch(&offsets_[i]);
-    __builtin_prefetch(&tails_[i]);
   }
-  // A repeat of a token of up to 8 bytes touches its slot only.
+  // A repeat of a token of up to 16 bytes touches its slot only, half a
+  // cache line (the last word and offset in arrays of their own cost a
+  // second line per repeat of a longer token: 1.5% of the token path on the
+  // Linux tree, bench/results/2026-11-30-s58).
   struct Slot {
     uint64_t prefix;
+    uint64_t tail;
     uint32_t tag;  // 0: empty
     uint32_t count;
+    uint32_t off;
+    uint32_t pad;
   };
+  static_assert(sizeof(Slot) == 32, "two slots a cache line");
   // Slot i holds the n-byte token at base+off when n > 8 too: equal last
   // words, and for n > 16 equal bytes between.
   bool same_rest(const char* base, size_t i, uint32_t off, size_t n, uint64_t tail) const {
-    return tails_[i] == tail && (n <= 16 || same_tail(base + offsets_[i], base + off, n));
+    return slots_[i].tail == tail && (n <= 16 || same_tail(base + slots_[i].off, base + off, n));
   }
 
   size_t mask_;
   size_t limit_;  // full() at this many distinct terms
   size_t used_n_ = 0;
   std::unique_ptr<Slot[]> slots_;
-  std::unique_ptr<uint64_t[]> tails_;     // the last word of a token longer than 8
-  std::unique_ptr<uint32_t[]> offsets_;   // of each term's first occurrence in the block
   std::unique_ptr<uint32_t[]> used_;      // slots in first-seen order
 };
 

@@ -504,10 +504,10 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
       if (c->prev) __builtin_prefetch(chunk(c->prev));
       if (c->fill > at) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");
       at -= c->fill;
-      const uint32_t* sq = seqs(c);
+      const uint32_t* pr = pairs(c);
       for (uint32_t i = 0; i < c->fill; i++) {
-        sq_out[at + i] = base_seq + sq[i];
-        tf_out[at + i] = sq[c->cap + i];
+        sq_out[at + i] = base_seq + pr[2 * i];
+        tf_out[at + i] = pr[2 * i + 1];
       }
     }
     if (at != 0) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of a term's postings");

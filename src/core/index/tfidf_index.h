@@ -22,8 +22,9 @@
 
 namespace scipis {
 
-// Completed postings of earlier documents: seq[cap] then tf[cap] follow.
-// A term keeps only its last array; each links back to the one before
+// Completed postings of earlier documents: cap (seq, tf) pairs follow, a
+// posting's two words side by side, so that the flush reads both with one
+// miss. A term keeps only its last array; each links back to the one before
 // (arena units, 0: none). A term's first array holds index_depth postings
 // and each next one twice its last, up to kMaxChunkCap: a frequent term's
 // chain stays a few links long, so a flush does not wait on hundreds of
@@ -176,8 +177,8 @@ class TfIdfIndex {
   }
   void* unit(uint32_t u) const { return arena_ + size_t{u} * kUnit; }
   TfChunk* chunk(uint32_t u) const { return static_cast<TfChunk*>(unit(u)); }
-  static uint32_t* seqs(TfChunk* c) { return reinterpret_cast<uint32_t*>(c + 1); }
-  static const uint32_t* seqs(const TfChunk* c) { return reinterpret_cast<const uint32_t*>(c + 1); }
+  static uint32_t* pairs(TfChunk* c) { return reinterpret_cast<uint32_t*>(c + 1); }
+  static const uint32_t* pairs(const TfChunk* c) { return reinterpret_cast<const uint32_t*>(c + 1); }
   uint32_t alloc(size_t bytes);
   TermSlot* lookup(const TermKey& k, uint32_t tag);
   // The term's posting so far goes to its last TF array (a new one when
@@ -186,10 +187,9 @@ class TfIdfIndex {
     if (e->cur_tf) {
       TfChunk* c = e->tail ? chunk(e->tail) : nullptr;
       if (!c || c->fill == c->cap) c = new_chunk(e);
-      uint32_t* s = seqs(c);
-      const uint32_t slot = c->fill++;
-      s[slot] = e->cur_seq;
-      s[c->cap + slot] = e->cur_tf;
+      uint32_t* s = pairs(c) + 2 * c->fill++;
+      s[0] = e->cur_seq;
+      s[1] = e->cur_tf;
     }
     e->cur_seq = rel;
     e->cur_tf = count;
