@@ -18,6 +18,7 @@
 #include "index/tfidf_index.h"
 #include "test_util.h"
 #include "util/bytes.h"
+#include "util/error.h"
 
 // Random terms (short and long, many sharing their first words) in random
 // documents, through budgets small enough for dozens of flushes, checking
@@ -161,6 +162,41 @@ TEST(TfIdfIndex, AFlushOfManyTermsIsInOrder) {
       seen += all.size();
     }
     EXPECT_EQ(seen, terms.size()) << "sf " << sf;
+  }
+}
+
+// With one split the flush sorts in the table's own memory: the index is
+// refused until cleared, and cleared it flushes the same adds to the same
+// bytes as a fresh one.
+TEST(TfIdfIndex, AFlushedIndexIsRefusedUntilCleared) {
+  for (int sf : {1, 7}) {
+    std::mt19937_64 rng(41);
+    std::vector<std::pair<std::string, uint64_t>> adds;
+    for (uint64_t doc = 0; doc < 300; doc++)
+      for (int w = 0; w < 40; w++) {
+        const uint64_t r = rng();
+        adds.emplace_back(r % 5 ? "w" + std::to_string(r % 3000) : "long_identifier_" + std::to_string(r), doc);
+      }
+    auto fill = [&](scipis::TfIdfIndex& tf) {
+      for (const auto& [t, doc] : adds) tf.add(scipis::TermKey::of(t), doc, 1);
+    };
+    scipis::TfIdfIndex fresh(uint64_t{4} << 20, 4);
+    fill(fresh);
+    scipis::OutBuffer want_data, got_data;
+    std::vector<scipis::OutBuffer> want_metas, got_metas;
+    fresh.serialise(sf, want_data, want_metas);
+
+    scipis::TfIdfIndex tf(uint64_t{4} << 20, 4);
+    fill(tf);
+    tf.serialise(sf, got_data, got_metas);
+    EXPECT_THROW(tf.add(scipis::TermKey::of("after"), 400, 1), scipis::Error) << sf;
+    EXPECT_THROW(tf.serialise(sf, got_data, got_metas), scipis::Error) << sf;
+    tf.clear();
+    fill(tf);
+    tf.serialise(sf, got_data, got_metas);
+    EXPECT_EQ(got_data.view(), want_data.view()) << sf;
+    ASSERT_EQ(got_metas.size(), want_metas.size());
+    for (size_t i = 0; i < want_metas.size(); i++) EXPECT_EQ(got_metas[i].view(), want_metas[i].view()) << sf << " " << i;
   }
 }
 

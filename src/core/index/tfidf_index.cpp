@@ -129,6 +129,7 @@ uint32_t TfIdfIndex::alloc(size_t bytes) {
 }
 
 TermSlot* TfIdfIndex::lookup(const TermKey& k, uint32_t tag) {
+  if (spent_) used_spent();
   size_t i = home(k.hash);
   while (true) {
     TermSlot& s = slots_[i];
@@ -295,8 +296,7 @@ void TfIdfIndex::radix_sort(KeyIndex* keys, size_t n) const {
     insertion_by_key(keys, n);
     return;
   }
-  radix_tmp_.reset(n * sizeof(KeyIndex));
-  KeyIndex* const tmp = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
+  KeyIndex* const tmp = tmp_keys_;
   if (n <= kTopByteFirst) {
     KeyIndex* const got = lsd_passes<8>(keys, tmp, n);
     if (got != keys) std::copy(got, got + n, keys);
@@ -423,8 +423,14 @@ void TfIdfIndex::sort_ties(KeyIndex* first, KeyIndex* last, size_t word, const u
   }
 }
 
+void TfIdfIndex::used_spent() {
+  fail(SCIPIS_E_INTERNAL, "TF-IDF index used after its flush without being cleared");
+}
+
 void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas,
-                           const PathIndex* docs) const {
+                           const PathIndex* docs) {
+  if (spent_) used_spent();
+  spent_ = true;
   const size_t n = terms_;
   const uint32_t sf = static_cast<uint32_t>(split_factor);
   const uint64_t base_seq = n ? base_seq_ : 0;
@@ -432,8 +438,26 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   // Splits are consecutive ranges of the hash order; each is then sorted
   // by bytes. Posting regions are written straight into the data buffer
   // as their dictionary groups are, so a group's regions lie together.
-  sort_keys_.reset(n * sizeof(KeyIndex));
-  auto* const sorted = reinterpret_cast<KeyIndex*>(sort_keys_.data());
+  // One split reads the table once, in slot order: its keys go to the
+  // table's memory behind the read (the at-th key's 16 bytes end at or
+  // before the at-th term's slot, at or after the at-th, ends), the radix
+  // sort's copy and then the counts after them (2 * 16 * n bytes, and the
+  // table has more than 32 * n).
+  KeyIndex* sorted;
+  Counts* split_counts;
+  if (sf == 1) {
+    sorted = reinterpret_cast<KeyIndex*>(region_);
+    tmp_keys_ = sorted + n;
+    split_counts = reinterpret_cast<Counts*>(tmp_keys_);
+  } else {
+    sort_keys_.reset(n * sizeof(KeyIndex));
+    sorted = reinterpret_cast<KeyIndex*>(sort_keys_.data());
+    radix_tmp_.reset(n * sizeof(KeyIndex));
+    tmp_keys_ = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
+    split_counts = reinterpret_cast<Counts*>(tmp_keys_);
+  }
+  static_assert(sizeof(Counts) == sizeof(KeyIndex) && 2 * sizeof(KeyIndex) == sizeof(TermSlot),
+                "a term's key and radix copy, or key and counts, fit in its slot's bytes");
   std::vector<size_t> per_split(size_t{sf} + 1, 0);
   std::vector<size_t> split_bytes(sf, 0);
   // Each term's counts and length go to gathered_ at its place in this
@@ -442,7 +466,8 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   gathered_.reset(n * (sizeof(Counts) + 1));
   auto* const gathered = reinterpret_cast<Counts*>(gathered_.data());
   uint8_t* const lens = reinterpret_cast<uint8_t*>(gathered + n);
-  auto note = [&](size_t at, const TermSlot& e) {
+  // e by value: its words are read before the key written over them.
+  auto note = [&](size_t at, TermSlot e) {
     gathered[at] = Counts{e.df, e.cur_seq, e.cur_tf, e.tail};
     lens[at] = static_cast<uint8_t>(e.len());
     sorted[at] = KeyIndex{__builtin_bswap64(e.prefix), at | uint64_t{e.bytes} << 32};
@@ -453,7 +478,9 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     for (size_t i = 0; i < cap_; i++) {
       if (!slots_[i].tag) continue;
       if (at == n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
-      note(at++, slots_[i]);
+      TermSlot e;
+      std::memcpy(&e, &slots_[i], sizeof e);
+      note(at++, e);
     }
     if (at != n) fail(SCIPIS_E_INTERNAL, "TF-IDF index lost count of its terms");
     per_split[1] = n;
@@ -527,8 +554,7 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
     // The split's counts in sorted order, beside the keys, which keep the
     // terms' bytes (their first word, or arena unit and length). The
     // regions and the dictionary then read both in order.
-    radix_tmp_.reset(count * sizeof(Counts));
-    auto* const counts = reinterpret_cast<Counts*>(radix_tmp_.data());
+    Counts* const counts = split_counts;
     for (size_t i = 0; i < count; i++) {
       if (i + 32 < count) __builtin_prefetch(&gathered[static_cast<uint32_t>(first[i + 32].value)]);
       const uint32_t at = static_cast<uint32_t>(first[i].value);
@@ -621,6 +647,7 @@ void TfIdfIndex::clear(uint64_t budget) {
     region_bytes_ = region_bytes_for(budget_, depth_);
     region_ = static_cast<char*>(huge_alloc(region_bytes_, &zeroed_, huge_region()));
   }
+  spent_ = false;
   terms_ = 0;
   postings_ = 0;
   term_bytes_ = 0;

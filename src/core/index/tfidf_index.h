@@ -101,6 +101,7 @@ class TfIdfIndex {
   template <typename F>
   void add_batch(TermKey* keys, const uint32_t* counts, size_t n, uint64_t seq,
                  F&& after_each) {
+    if (spent_) used_spent();
     constexpr size_t kAhead = 16;
     for (size_t i = 0; i < n + 2 * kAhead; i++) {
       if (i < n) {
@@ -127,8 +128,10 @@ class TfIdfIndex {
   // Serialises into a TF data file and split_factor metadata files; the
   // buffers' memory, when given, is reused. docs, when given, knows the
   // lengths of the finished documents, which bound the blocks' scores.
+  // The index is spent: with one split its sort works in the table's
+  // memory, read by then. Only clear() makes it usable again.
   void serialise(int split_factor, OutBuffer& data, std::vector<OutBuffer>& metas,
-                 const PathIndex* docs = nullptr) const;
+                 const PathIndex* docs = nullptr);
   // With budget (0: keep it), the index holds that much from now on: a
   // build that starts small (a refresh) grows its table as it flushes,
   // instead of clearing pages of a large one for a few terms.
@@ -214,8 +217,9 @@ class TfIdfIndex {
   // Fills keys with every term in dictionary order; returns their number.
   size_t dictionary_order(KeyIndex* keys) const;
   bool huge_region() const;
-  // Sorts n keys by key, stably.
+  // Sorts n keys by key, stably, with tmp_keys_ (room for n) as scratch.
   void radix_sort(KeyIndex* keys, size_t n) const;
+  [[noreturn]] static void used_spent();
   void sort_ties(KeyIndex* first, KeyIndex* last, size_t word, const uint8_t* lens) const;
 
   static constexpr size_t kUnit = 8;  // arena offsets count 8-byte units
@@ -241,13 +245,18 @@ class TfIdfIndex {
   uint64_t term_bytes_ = 0;  // of every term held
   uint32_t last_rel_ = 0;
   uint64_t base_seq_ = UINT64_MAX;  // seqs stored relative to the first
-  // Sort scratch of serialise, kept from one flush to the next.
-  mutable OutBuffer sort_keys_;
+  // Sort scratch of serialise with more than one split, kept from one
+  // flush to the next. (With one, the table's memory holds the keys and
+  // the radix sort's copy: a build touches 12 MB less per indexer.)
+  OutBuffer sort_keys_;
+  mutable KeyIndex* tmp_keys_ = nullptr;
+  bool spent_ = false;  // serialised, not yet cleared
   // One term's postings, gathered for its posting region.
   mutable std::vector<uint64_t, mem::Accounted<uint64_t>> term_seqs_;
   mutable std::vector<uint32_t, mem::Accounted<uint32_t>> term_tfs_;
-  // The radix sort's copy of the keys, then a split's counts.
-  mutable OutBuffer radix_tmp_;
+  // The radix sort's copy of the keys, then a split's counts (more than
+  // one split).
+  OutBuffer radix_tmp_;
   // Every term's counts and length, read from the table in one pass in
   // slot order before the sort, whose keys then hold a term's place here
   // (low 32 bits) and the arena unit of its bytes (high 32): a tie is
