@@ -444,18 +444,17 @@ void TfIdfIndex::serialise(int split_factor, OutBuffer& data, std::vector<OutBuf
   // sort's copy and then the counts after them (2 * 16 * n bytes, and the
   // table has more than 32 * n).
   KeyIndex* sorted;
-  Counts* split_counts;
   if (sf == 1) {
     sorted = reinterpret_cast<KeyIndex*>(region_);
     tmp_keys_ = sorted + n;
-    split_counts = reinterpret_cast<Counts*>(tmp_keys_);
   } else {
     sort_keys_.reset(n * sizeof(KeyIndex));
     sorted = reinterpret_cast<KeyIndex*>(sort_keys_.data());
     radix_tmp_.reset(n * sizeof(KeyIndex));
     tmp_keys_ = reinterpret_cast<KeyIndex*>(radix_tmp_.data());
-    split_counts = reinterpret_cast<Counts*>(tmp_keys_);
   }
+  // A split's counts take the radix copy's place once its sort is done.
+  Counts* const split_counts = reinterpret_cast<Counts*>(tmp_keys_);
   static_assert(sizeof(Counts) == sizeof(KeyIndex) && 2 * sizeof(KeyIndex) == sizeof(TermSlot),
                 "a term's key and radix copy, or key and counts, fit in its slot's bytes");
   std::vector<size_t> per_split(size_t{sf} + 1, 0);
