@@ -43,6 +43,7 @@ SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"block_size"
 SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"tfidf_index_size": -1}')$$);
 SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"reader_threads": -2}')$$);
 SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"follow_symlinks": "yes"}')$$);
+SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"direct_writes": 1}')$$);
 SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"include": [1]}')$$);
 SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"include": {"a": "b"}}')$$);
 SELECT pg_temp.try($$SELECT scipis_create_collection('x', '/tmp', '{"tokenizer": "ngram"}')$$);

@@ -2,7 +2,9 @@
 # Engine-alone builds alternating between TF-IDF index budgets, so that a
 # shared machine's drift hits every budget alike; one JSON line per build
 # (index_bench's, with the budget added), then the medians.
-#   bash bench/engine/budget_ab.sh CORPUS ROUNDS MIB...
+#   [IDLE=S] bash bench/engine/budget_ab.sh CORPUS ROUNDS MIB...
+# IDLE=S sleeps S seconds before each build, as binary_ab.sh does (a
+# build after idle pays for the pages it touches first).
 # Needs `make index-bench` first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +19,7 @@ for r in $(seq "$rounds"); do
     for ((i = $#; i >= 1; i--)); do order+=("${!i}"); done
   fi
   for mib in "${order[@]}"; do
+    sleep "${IDLE:-0}"
     bench/build/index_bench --corpus "$corpus" --runs 1 --tfidf-mib "$mib" |
       sed "s/^{/{\"tfidf_mib\":$mib,\"round\":$r,/"
   done

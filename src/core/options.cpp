@@ -23,6 +23,10 @@ extern "C" void scipis_options_init(scipis_options* o) {
   o->tfidf_index_size = 32ull << 20;
   o->index_depth = 4;
   o->split_factor = 1;
+  // A build's segment files are read back once, by the merge that
+  // follows; through the page cache each cost a copy into fresh pages
+  // (bench/results/2026-12-01-s59).
+  o->direct_writes = 1;
 }
 
 extern "C" int scipis_tokenizer_named(const char* name, unsigned char delim[256]) {

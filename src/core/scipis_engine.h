@@ -50,6 +50,7 @@ typedef struct scipis_options
 	int			index_depth;
 	int			split_factor;
 	int			direct_io;
+	int			direct_writes;	/* large segment files past the page cache */
 } scipis_options;
 
 void		scipis_options_init(scipis_options *opts);

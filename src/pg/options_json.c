@@ -12,7 +12,7 @@ static const char *const option_names[] = {
 	"include", "exclude", "follow_symlinks", "tokenizer", "delimiters",
 	"reader_threads", "indexer_threads", "writer_threads", "block_size",
 	"path_index_size", "tfidf_index_size", "index_depth", "split_factor",
-	"direct_io", "refresh_interval", "watch", "skip_unchanged_dirs", "merge_after_build", NULL
+	"direct_io", "direct_writes", "refresh_interval", "watch", "skip_unchanged_dirs", "merge_after_build", NULL
 };
 
 static void
@@ -207,7 +207,7 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unknown collection option \"%s\"", key),
-						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor, direct_io, refresh_interval, watch, skip_unchanged_dirs and merge_after_build.")));
+						 errhint("Valid options are include, exclude, follow_symlinks, tokenizer, delimiters, reader_threads, indexer_threads, writer_threads, block_size, path_index_size, tfidf_index_size, index_depth, split_factor, direct_io, direct_writes, refresh_interval, watch, skip_unchanged_dirs and merge_after_build.")));
 			continue;
 		}
 		if (tok != WJB_VALUE)
@@ -224,6 +224,8 @@ scipis_options_from_jsonb(Jsonb *jb, scipis_options *opts)
 			opts->follow_symlinks = bool_value(key, &v);
 		else if (strcmp(key, "direct_io") == 0)
 			opts->direct_io = bool_value(key, &v);
+		else if (strcmp(key, "direct_writes") == 0)
+			opts->direct_writes = bool_value(key, &v);
 		else if (strcmp(key, "refresh_interval") == 0)
 			refresh_interval(key, &v);
 		else if (strcmp(key, "watch") == 0 || strcmp(key, "skip_unchanged_dirs") == 0 ||

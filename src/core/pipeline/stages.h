@@ -15,6 +15,7 @@
 #include "index/path_index.h"
 #include "index/tfidf_index.h"
 #include "pipeline/pipeline.h"
+#include "util/fileio.h"
 
 namespace scipis {
 
@@ -86,6 +87,9 @@ class Pipeline::WriterRun {
  private:
   void put(const std::string& path, std::string_view data);
   void write_marks();
+  // Files this large go out with O_DIRECT (option direct_writes): smaller
+  // ones (a refresh's packs) are not worth a wait on the device.
+  static constexpr size_t kDirectWriteMin = size_t{256} << 10;
 
   Pipeline& p_;
   const PipelineConfig& cfg_;
@@ -98,6 +102,7 @@ class Pipeline::WriterRun {
   // out at once: a build stopped in its first second keeps it too.
   std::vector<std::string> unsynced_;
   std::vector<std::pair<std::string, SegmentMark>> pending_;
+  DirectBounce bounce_;
   std::chrono::steady_clock::time_point last_marks_ =
       std::chrono::steady_clock::now() - std::chrono::seconds(1);
 };

@@ -9,7 +9,10 @@
 namespace scipis {
 
 void Pipeline::WriterRun::put(const std::string& path, std::string_view data) {
-  write_file_durable(path, data, false);
+  if (cfg_.opts.direct_writes && data.size() >= kDirectWriteMin)
+    write_file_direct(path, data, bounce_);
+  else
+    write_file_durable(path, data, false);
   written_.push_back(path);
   if (cfg_.marks) unsynced_.push_back(path);
 }

@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <new>
 #include <vector>
 
 #include "util/error.h"
@@ -84,6 +87,49 @@ void write_file_durable(const std::string& path, std::string_view data,
     // Start writeback now so that the fsync at commit finds little to do.
     ::sync_file_range(fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
   }
+}
+
+namespace {
+std::atomic<int> direct_refusal{0};
+}  // namespace
+
+void set_direct_refusal_for_tests(int at) { direct_refusal.store(at); }
+
+void write_file_direct(const std::string& path, std::string_view data, DirectBounce& bounce) {
+  constexpr size_t kAlign = 4096;  // every device's block and page alignment up to 4Kn
+  const int refusal = direct_refusal.load(std::memory_order_relaxed);
+  Fd fd(refusal == 1 ? (errno = EINVAL, -1)
+                     : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600));
+  if (!fd && errno == EINVAL) return write_file_durable(path, data, false);  // no O_DIRECT here
+  if (!fd) fail_io(errno, "create file", path);
+  const size_t whole = data.size() & ~(kAlign - 1);
+  const bool aligned = (reinterpret_cast<uintptr_t>(data.data()) & (kAlign - 1)) == 0;
+  if (!aligned && whole && !bounce.p) {
+    bounce.p.reset(static_cast<char*>(std::aligned_alloc(kAlign, DirectBounce::kBytes)));
+    if (!bounce.p) throw std::bad_alloc();
+  }
+  size_t done = 0;
+  while (done < whole) {
+    const size_t n = aligned ? whole - done : std::min(DirectBounce::kBytes, whole - done);
+    const char* src = data.data() + done;
+    if (!aligned) {
+      std::memcpy(bounce.p.get(), src, n);
+      src = bounce.p.get();
+    }
+    const ssize_t w = refusal == 2 ? (errno = EINVAL, -1) : ::pwrite(fd.get(), src, n, static_cast<off_t>(done));
+    if (w < 0 && errno == EINTR) continue;
+    // A device with larger blocks refuses the writes: the rest buffered.
+    if (w < 0 && errno == EINVAL) break;
+    if (w < 0) fail_io(errno, "write file", path);
+    done += static_cast<size_t>(w);
+    if (done % kAlign) break;  // a short write: what is left is not aligned
+  }
+  if (done == data.size()) return;
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_DIRECT) != 0) fail_io(errno, "write file", path);
+  pwrite_all(fd.get(), data.substr(done), done, path);
+  if (sync_enabled.load(std::memory_order_relaxed))
+    ::sync_file_range(fd.get(), static_cast<off_t>(done), 0, SYNC_FILE_RANGE_WRITE);
 }
 
 void fsync_file(const std::string& path) {

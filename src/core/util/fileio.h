@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 #include <string_view>
@@ -42,6 +44,20 @@ void set_sync_enabled(bool on);
 void write_file_durable(const std::string& path, std::string_view data,
                         bool sync = true);
 void fsync_file(const std::string& path);
+// Memory a direct write copies data through when data is not aligned.
+struct DirectBounce {
+  static constexpr size_t kBytes = size_t{1} << 20;
+  std::unique_ptr<char, void (*)(void*)> p{nullptr, [](void* q) { std::free(q); }};
+};
+// Writes data to path (created or truncated) past the page cache: its
+// whole 4 KiB blocks with O_DIRECT (from data itself when it is aligned,
+// else through bounce), the last partial block buffered. Where the file
+// system or device refuses O_DIRECT, the rest goes buffered. The caller
+// must fsync_file it before relying on it.
+void write_file_direct(const std::string& path, std::string_view data, DirectBounce& bounce);
+// Tests: O_DIRECT refused (EINVAL) at the open (1) or at the first write
+// (2), as a file system or device without it refuses; 0: as it comes.
+void set_direct_refusal_for_tests(int at);
 // The whole of data, at the file's offset or at off.
 void write_all(int fd, std::string_view data, const std::string& path);
 void pwrite_all(int fd, std::string_view data, uint64_t off, const std::string& path);
