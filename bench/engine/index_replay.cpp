@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
       off += cut;
       const char* base = reinterpret_cast<const char*>(buf.data());
       auto drain = [&] {
-        counter.drain(base, [&](const char* s, size_t n, uint64_t, uint64_t, uint32_t c) {
+        counter.drain(base, [&](const char* s, size_t n, uint64_t, uint64_t, uint64_t, uint32_t c) {
           stream.push_back({terms.size(), static_cast<uint32_t>(n), c, doc});
           terms.append(s, n);
         });

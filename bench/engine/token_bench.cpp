@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       const size_t n = tk.safe_cut(buf.data(), kBlock);
       const char* base = reinterpret_cast<const char*>(buf.data());
       auto drain = [&] {
-        counter.drain(base, [&](const char*, size_t len, uint64_t pre, uint64_t, uint32_t c) {
+        counter.drain(base, [&](const char*, size_t len, uint64_t pre, uint64_t, uint64_t, uint32_t c) {
           distinct++;
           check += len + c + pre;
         });

@@ -25,9 +25,13 @@ class BlockCounter {
 
   // Counts the token at base+off of n bytes (n <= 255); prefix, tail and
   // hash as in BlockToken (short_token_hash: the slot index takes its low
-  // bits, the tag its high ones).
+  // bits, the tag its high ones). A token longer than 16 bytes keeps its
+  // hash where a shorter one keeps its last word: that hash is token_hash
+  // of its bytes, which the drain hands on instead of hashing them again
+  // (an id of a source tree is often longer).
   __attribute__((always_inline)) void add(const char* base, uint32_t off, size_t n,
                                           uint64_t prefix, uint64_t tail, uint64_t hash) {
+    if (__builtin_expect(n > 16, 0)) tail = hash;
     // The tag keeps hash bits the slot index does not use, and the length;
     // with the prefix it identifies a token of up to 8 bytes (the prefix is
     // zero-padded), so most repeats read one 16-byte slot and nothing else.
@@ -69,8 +73,10 @@ class BlockCounter {
   bool full() const { return used_n_ >= limit_; }
   bool empty() const { return used_n_ == 0; }
 
-  // Calls f(p, n, prefix, tail, count) for every distinct term counted
-  // since the last drain, in first-seen order, then forgets them.
+  // Calls f(p, n, prefix, tail, hash, count) for every distinct term
+  // counted since the last drain, in first-seen order, then forgets them;
+  // tail is the last word of a term of 9 to 16 bytes (else 0), hash its
+  // token_hash.
   template <typename F>
   void drain(const char* base, F&& f) {
     // The index's adds between two drains push the counter out of the
@@ -81,7 +87,11 @@ class BlockCounter {
       if (k + kAhead < used_n_) prefetch_slot(used_[k + kAhead]);
       const uint32_t i = used_[k];
       Slot& s = slots_[i];
-      f(base + s.off, static_cast<size_t>(s.tag & 0xffu), s.prefix, s.tail, s.count);
+      const size_t n = s.tag & 0xffu;
+      // (Up to 16 bytes, token_hash reads no byte of the term.)
+      const bool whole = n <= 16;
+      f(base + s.off, n, s.prefix, whole ? s.tail : 0,
+        whole ? token_hash(base + s.off, n, s.prefix, s.tail) : s.tail, s.count);
       s.tag = 0;
     }
     used_n_ = 0;
@@ -105,7 +115,8 @@ class BlockCounter {
   };
   static_assert(sizeof(Slot) == 32, "two slots a cache line");
   // Slot i holds the n-byte token at base+off when n > 8 too: equal last
-  // words, and for n > 16 equal bytes between.
+  // words (for n > 16, equal hashes), and for n > 16 equal bytes after
+  // the first word.
   bool same_rest(const char* base, size_t i, uint32_t off, size_t n, uint64_t tail) const {
     return slots_[i].tail == tail && (n <= 16 || same_tail(base + slots_[i].off, base + off, n));
   }

@@ -154,13 +154,14 @@ void Pipeline::IndexerRun::add_counted(const char* base) {
     });
     batched = 0;
   };
-  counter_->drain(base, [&](const char* s, size_t n, uint64_t pre, uint64_t tail, uint32_t count) {
+  counter_->drain(base, [&](const char* s, size_t n, uint64_t pre, uint64_t tail, uint64_t hash,
+                            uint32_t count) {
     if (kept_) {  // (a flush in add_batch may give it up)
       auto [it, added] = kept_ids_.try_emplace(std::string(s, n), static_cast<uint32_t>(kept_->names.size()));
       if (added) kept_->names.push_back(it->first);
       kept_->docs.back().terms.emplace_back(it->second, count);
     }
-    batch_[batched] = TermKey{s, n, pre, token_hash(s, n, pre, tail), nullptr, 0, tail};
+    batch_[batched] = TermKey{s, n, pre, hash, nullptr, 0, tail};
     counts_[batched++] = count;
     if (batched == kBatch) add_batch();
   });
