@@ -139,15 +139,20 @@ size_t shared_prefix(const char* a, const char* b, size_t n) {
 
 constexpr uint16_t symbol(int ctx, unsigned byte) { return static_cast<uint16_t>(ctx << 8 | byte); }
 
+// Notes symbol s at w and counts it (one pass over an entry's symbols: a
+// second, reading them back to count them, was a third of add's time).
+inline uint16_t* note(uint16_t* w, uint32_t* freq, uint16_t s) {
+  *w = s;
+  freq[s]++;
+  return w + 1;
+}
+
 // The symbols of a varint's bytes, the i-th in context ctx + min(i, 2).
-uint16_t* varint_symbols(uint16_t* w, int ctx, uint64_t v) {
+uint16_t* varint_symbols(uint16_t* w, uint32_t* freq, int ctx, uint64_t v) {
   for (int i = 0;; i++) {
     const int c = ctx + std::min(i, 2);
-    if (v < 0x80) {
-      *w++ = symbol(c, static_cast<unsigned>(v));
-      return w;
-    }
-    *w++ = symbol(c, static_cast<unsigned>((v & 0x7f) | 0x80));
+    if (v < 0x80) return note(w, freq, symbol(c, static_cast<unsigned>(v)));
+    w = note(w, freq, symbol(c, static_cast<unsigned>((v & 0x7f) | 0x80)));
     v >>= 7;
   }
 }
@@ -173,16 +178,15 @@ void DictEncoder::add(std::string_view term, bool first, uint64_t code, uint64_t
     notes_ = std::move(more);
   }
   uint16_t* const start = reinterpret_cast<uint16_t*>(notes_.data()) + symbols_;
+  uint32_t* const freq = &freq_[0][0];
   uint16_t* w = start;
-  *w++ = symbol(kCtxPrefix, static_cast<unsigned>(p));
-  *w++ = symbol(kCtxSuffixLen, static_cast<unsigned>(term.size() - p));
+  w = note(w, freq, symbol(kCtxPrefix, static_cast<unsigned>(p)));
+  w = note(w, freq, symbol(kCtxSuffixLen, static_cast<unsigned>(term.size() - p)));
   const auto* t = reinterpret_cast<const unsigned char*>(term.data());
   for (size_t i = p; i < term.size(); i++)
-    *w++ = symbol(kCtxChar + (i ? kCharClass.of[t[i - 1]] : 0), t[i]);
-  w = varint_symbols(w, kCtxCode, code);
-  w = varint_symbols(w, code & 1 ? kCtxSeq : kCtxRegion, x);
-  uint32_t* const freq = &freq_[0][0];
-  for (const uint16_t* s = start; s != w; ++s) freq[*s]++;
+    w = note(w, freq, symbol(kCtxChar + (i ? kCharClass.of[t[i - 1]] : 0), t[i]));
+  w = varint_symbols(w, freq, kCtxCode, code);
+  w = varint_symbols(w, freq, code & 1 ? kCtxSeq : kCtxRegion, x);
   symbols_ += static_cast<size_t>(w - start);
   // An entry counts at most 277 symbols: halving well before 2^32 keeps
   // every count in range and every seen symbol counted.
