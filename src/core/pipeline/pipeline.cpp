@@ -106,9 +106,10 @@ size_t Pipeline::memory_bound(const scipis_options& o) {
   // Flushes alive at once: one being made or handed over by each indexer,
   // one waiting in the writers' queue and one being written per writer,
   // and the written ones' buffers kept for reuse (at most one per indexer).
+  // Each writer may hold a bounce buffer for direct writes.
   const size_t flushes = 2 * indexers + 2 * writers;
   return pool_buffers(o) * BufferPool::buffer_bytes_for(o.block_size) + indexers * per_indexer +
-         flushes * per_flush;
+         flushes * per_flush + (o.direct_writes ? writers * DirectBounce::kBytes : 0);
 }
 
 void Pipeline::record_error(std::exception_ptr e) {

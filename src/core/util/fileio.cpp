@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/mem_account.h"
 
 namespace scipis {
 
@@ -93,6 +94,21 @@ namespace {
 std::atomic<int> direct_refusal{0};
 }  // namespace
 
+DirectBounce::~DirectBounce() {
+  if (!p_) return;
+  std::free(p_);
+  mem::release(kBytes);
+}
+
+char* DirectBounce::get() {
+  if (!p_) {
+    p_ = static_cast<char*>(std::aligned_alloc(4096, kBytes));
+    if (!p_) throw std::bad_alloc();
+    mem::charge(kBytes);
+  }
+  return p_;
+}
+
 void set_direct_refusal_for_tests(int at) { direct_refusal.store(at); }
 
 void write_file_direct(const std::string& path, std::string_view data, DirectBounce& bounce) {
@@ -104,17 +120,14 @@ void write_file_direct(const std::string& path, std::string_view data, DirectBou
   if (!fd) fail_io(errno, "create file", path);
   const size_t whole = data.size() & ~(kAlign - 1);
   const bool aligned = (reinterpret_cast<uintptr_t>(data.data()) & (kAlign - 1)) == 0;
-  if (!aligned && whole && !bounce.p) {
-    bounce.p.reset(static_cast<char*>(std::aligned_alloc(kAlign, DirectBounce::kBytes)));
-    if (!bounce.p) throw std::bad_alloc();
-  }
+  char* const via = !aligned && whole ? bounce.get() : nullptr;
   size_t done = 0;
   while (done < whole) {
     const size_t n = aligned ? whole - done : std::min(DirectBounce::kBytes, whole - done);
     const char* src = data.data() + done;
-    if (!aligned) {
-      std::memcpy(bounce.p.get(), src, n);
-      src = bounce.p.get();
+    if (via) {
+      std::memcpy(via, src, n);
+      src = via;
     }
     const ssize_t w = refusal == 2 ? (errno = EINVAL, -1) : ::pwrite(fd.get(), src, n, static_cast<off_t>(done));
     if (w < 0 && errno == EINTR) continue;

@@ -5,8 +5,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 #include <string>
 #include <vector>
 #include <string_view>
@@ -44,10 +42,19 @@ void set_sync_enabled(bool on);
 void write_file_durable(const std::string& path, std::string_view data,
                         bool sync = true);
 void fsync_file(const std::string& path);
-// Memory a direct write copies data through when data is not aligned.
-struct DirectBounce {
+// Memory a direct write copies data through when data is not aligned
+// (allocated at the first such write, charged to the memory account).
+class DirectBounce {
+ public:
   static constexpr size_t kBytes = size_t{1} << 20;
-  std::unique_ptr<char, void (*)(void*)> p{nullptr, [](void* q) { std::free(q); }};
+  DirectBounce() = default;
+  DirectBounce(const DirectBounce&) = delete;
+  DirectBounce& operator=(const DirectBounce&) = delete;
+  ~DirectBounce();
+  char* get();
+
+ private:
+  char* p_ = nullptr;
 };
 // Writes data to path (created or truncated) past the page cache: its
 // whole 4 KiB blocks with O_DIRECT (from data itself when it is aligned,
