@@ -102,7 +102,7 @@ DirectBounce::~DirectBounce() {
 
 char* DirectBounce::get() {
   if (!p_) {
-    p_ = static_cast<char*>(std::aligned_alloc(4096, kBytes));
+    p_ = static_cast<char*>(std::aligned_alloc(kAlign, kBytes));
     if (!p_) throw std::bad_alloc();
     mem::charge(kBytes);
   }
@@ -112,7 +112,7 @@ char* DirectBounce::get() {
 void set_direct_refusal_for_tests(int at) { direct_refusal.store(at); }
 
 void write_file_direct(const std::string& path, std::string_view data, DirectBounce& bounce) {
-  constexpr size_t kAlign = 4096;  // every device's block and page alignment up to 4Kn
+  constexpr size_t kAlign = DirectBounce::kAlign;
   const int refusal = direct_refusal.load(std::memory_order_relaxed);
   Fd fd(refusal == 1 ? (errno = EINVAL, -1)
                      : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600));

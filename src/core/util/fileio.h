@@ -47,6 +47,9 @@ void fsync_file(const std::string& path);
 class DirectBounce {
  public:
   static constexpr size_t kBytes = size_t{1} << 20;
+  // Of direct writes' memory, offsets and lengths: every device's block
+  // and page alignment up to 4Kn.
+  static constexpr size_t kAlign = 4096;
   DirectBounce() = default;
   DirectBounce(const DirectBounce&) = delete;
   DirectBounce& operator=(const DirectBounce&) = delete;
