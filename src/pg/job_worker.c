@@ -448,7 +448,8 @@ build_collection(JobRun *r, int threads)
 	RunEnd		end;
 
 	job_start_collection(r, threads, true, &opts);
-	if (opts.reader_threads == 0 || opts.reader_threads > threads)
+	/* 0 without direct_io: the indexers read (no threads of their own). */
+	if (opts.reader_threads > threads || (opts.reader_threads == 0 && opts.direct_io))
 		opts.reader_threads = Min(threads, 4);
 
 	if (r->refresh)

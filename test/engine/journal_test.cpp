@@ -244,6 +244,33 @@ TEST(Journal, SmallRefreshesCommitIntoItExactly) {
   testutil::rm_rf(root);
 }
 
+// An indexer whose only segment is a refresh's pack in the journal: a
+// full compaction still leaves no journal behind (it was left be as an
+// indexer of one segment, and its generation kept the journal).
+TEST(Journal, AFullCompactionMovesALonePackOutOfTheJournal) {
+  const std::string root = testutil::scratch_dir(), dir = testutil::scratch_dir();
+  scipis_options o = tiny_options();
+  scipis_build_stats st;
+  scipis_error err;
+  ASSERT_EQ(testutil::build(dir, root, o, &st, &err), 0) << err.message;  // no files
+  testutil::write(root + "/only.log", "a lone pack of words\n");
+  settle();
+  ASSERT_EQ(refresh(dir, root, o, {}, &st, &err), 0) << err.message;
+  const CurrentState before = scipis::read_current(dir);
+  ASSERT_EQ(before.m.segments.size(), 1u);
+  ASSERT_TRUE(before.m.segments[0].in_journal());
+  const std::string journal = dir + "/g" + std::to_string(before.m.generation) + "/" + scipis::kJournalFile;
+  ASSERT_TRUE(fs::exists(journal));
+  ASSERT_EQ(compact(dir, o, true, &st, &err), 0) << err.message;
+  const CurrentState after = scipis::read_current(dir);
+  EXPECT_FALSE(fs::exists(journal));
+  ASSERT_EQ(after.m.segments.size(), 1u);
+  EXPECT_FALSE(after.m.segments[0].in_journal());
+  check(dir, root, "compacted", {"lone", "words pack"});
+  testutil::rm_rf(dir);
+  testutil::rm_rf(root);
+}
+
 // A merge of the small segments refreshes left commits into the journal
 // too (pipeline/journal_commit.h): the same generation, one more record,
 // every answer the oracle's; a merge too large for a record, or of every

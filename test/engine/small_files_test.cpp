@@ -5,13 +5,17 @@
 // file into the next, and the searches of the brute-force scorer.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <map>
 #include <random>
 
 #include "brute_force.h"
+#include "pipeline/pipeline.h"
 #include "test_util.h"
 
 namespace {
@@ -88,6 +92,9 @@ TEST(SmallFiles, PackedFilesMatchBruteForce) {
     int readers, indexers;
     uint64_t block, path_size, tf_size;
     int direct;
+    // Indexers that read (readers 0) find no file in the page cache (1:
+    // each is read later) or a file system that cannot tell (2).
+    int nowait_refusal = 0;
   };
   const Tuning tunings[] = {
       {"default", 0, 0, 1u << 20, 64ull << 20, 128ull << 20, 0},  // all packed
@@ -96,6 +103,10 @@ TEST(SmallFiles, PackedFilesMatchBruteForce) {
       // Flushes in the middle of a pack: both indexes fill after a few hundred files.
       {"tiny-indexes", 2, 2, 65536, 65536, 65536, 0},
       {"direct", 2, 2, 8192, 64ull << 20, 128ull << 20, 1},  // never packed
+      {"read-later", 0, 2, 1u << 20, 64ull << 20, 128ull << 20, 0, 1},
+      {"read-later-streamed", 0, 3, 4096, 65536, 65536, 0, 1},
+      {"cannot-tell", 0, 2, 8192, 64ull << 20, 128ull << 20, 0, 2},
+      {"indexers-read-streamed", 0, 2, 512, 65536, 65536, 0},
   };
   const char* queries[] = {"s1", "e2", "w0", "w1 w7", "W3 w150 s0", "x", "zzzz",
                            "e3s7", "e1s1", "w0s2", "e5 s5 w2"};
@@ -111,7 +122,18 @@ TEST(SmallFiles, PackedFilesMatchBruteForce) {
     std::string dir = testutil::scratch_dir();
     scipis_build_stats st;
     scipis_error err;
-    ASSERT_EQ(testutil::build(dir, c.root, o, &st, &err), 0) << t.name << ": " << err.message;
+    scipis::set_nowait_refusal_for_tests(t.nowait_refusal);
+    const uint64_t later_before = scipis::files_read_later();
+    const int built = testutil::build(dir, c.root, o, &st, &err);
+    scipis::set_nowait_refusal_for_tests(0);
+    ASSERT_EQ(built, 0) << t.name << ": " << err.message;
+    // Left for later: every packed file with bytes, once, when refused.
+    uint64_t packed = 0;
+    for (const auto& [p, n] : c.sizes) packed += n > 0 && n <= t.block / 4;
+    // (As the kernel says, none is likely but none is certain either.)
+    if (t.nowait_refusal != 0) {
+      EXPECT_EQ(scipis::files_read_later() - later_before, t.nowait_refusal == 1 ? packed : 0) << t.name;
+    }
     EXPECT_EQ(st.files, c.docs.size()) << t.name;
     EXPECT_EQ(st.bytes, total_bytes) << t.name;
     EXPECT_EQ(st.skipped, 0u) << t.name;
@@ -141,5 +163,45 @@ TEST(SmallFiles, PackedFilesMatchBruteForce) {
       }
     testutil::rm_rf(dir);
   }
+  testutil::rm_rf(c.root);
+}
+
+namespace {
+bool has_page_cache(const std::string& dir) {
+  struct statfs fs;
+  if (statfs(dir.c_str(), &fs) != 0) return false;
+  return fs.f_type == 0xEF53 /* ext2-4 */ || fs.f_type == 0x58465342 /* xfs */ ||
+         fs.f_type == static_cast<long>(0x9123683E) /* btrfs */;
+}
+}  // namespace
+
+// Files dropped from the page cache: indexers that read start their
+// reading, index the files still cached, then read those and find all.
+TEST(SmallFiles, FilesOutOfThePageCacheAreReadLater) {
+  SmallCorpus c = make_corpus(11);
+  for (const auto& [path, n] : c.sizes) {
+    const int fd = open(path.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << path;
+    ASSERT_EQ(fdatasync(fd), 0) << path;
+    // Every other file: cached and uncached ones alternate in a batch.
+    if (std::hash<std::string>{}(path) % 2) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+  }
+  scipis_options o;
+  scipis_options_init(&o);
+  o.indexer_threads = 2;
+  const std::string dir = testutil::scratch_dir();
+  scipis_build_stats st;
+  scipis_error err;
+  const uint64_t later_before = scipis::files_read_later();
+  ASSERT_EQ(testutil::build(dir, c.root, o, &st, &err), 0) << err.message;
+  if (has_page_cache(c.root)) {
+    EXPECT_GT(scipis::files_read_later(), later_before);
+  }
+  EXPECT_EQ(st.files, c.docs.size());
+  EXPECT_EQ(st.skipped, 0u);
+  for (const char* q : {"s1", "e2", "w0", "w1 w7", "W3 w150 s0", "e3s7", "e5 s5 w2"})
+    expect_same_hits(testutil::search(dir, q, -1, SCIPIS_BM25), brute::search(c.docs, q, true, false), q);
+  testutil::rm_rf(dir);
   testutil::rm_rf(c.root);
 }

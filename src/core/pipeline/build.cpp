@@ -119,6 +119,7 @@ std::string checked_root(const char* root) {
 void configure(scipis_build& b, const std::string& root, const scipis_options& opts, int flags) {
   b.cfg.root = root;
   b.cfg.opts = opts;
+  b.cfg.indexers_read = opts.reader_threads == 0 && opts.direct_io == 0;
   resolve_threads(b.cfg.opts);
   for (int i = 0; i < opts.n_include; i++) b.cfg.rules.include.emplace_back(opts.include[i]);
   for (int i = 0; i < opts.n_exclude; i++) b.cfg.rules.exclude.emplace_back(opts.exclude[i]);

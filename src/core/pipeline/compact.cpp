@@ -349,10 +349,14 @@ std::vector<size_t> scipis::plan_compaction(Collection& c, const Manifest& cur, 
   if (auto forced = forced_plan(); !cs.beside && forced.size() == ni) return forced;
   std::vector<size_t> from_seg = cs.beside ? cs.plan : plan_merges(cur, cs.all, cs.max_bytes);
   const auto refs = refs_by_indexer(cur);  // with their sizes filled
-  // An indexer of one segment with nothing to drop or fold is left be.
+  // An indexer of one segment with nothing to drop or fold is left be,
+  // unless the segment is a journal's pack and the compaction is whole:
+  // that leaves no journal behind (its generation's directory went on
+  // holding it when an indexer's only segment came from a refresh).
   for (uint32_t i = 0; i < ni; i++) {
     const IndexerState& ix = c.indexer(i);
-    if (from_seg[i] == 0 && ix.segs.size() == 1 && ix.dead.empty() && ix.chained.empty())
+    if (from_seg[i] == 0 && ix.segs.size() == 1 && ix.dead.empty() && ix.chained.empty() &&
+        !(cs.all && refs[i][0]->in_journal()))
       from_seg[i] = SIZE_MAX;
   }
   if (!cs.all && !cs.beside) {

@@ -35,6 +35,8 @@ struct CrawledDir {
   ~CrawledDir();
 };
 
+struct OpenBatch;
+
 // Regular files of one directory in name order (at most kMaxFiles): one
 // queue hand-off for all of them, their names in one buffer.
 struct FileBatch {
@@ -50,6 +52,9 @@ struct FileBatch {
   int node = 0;  // the NUMA node (of the build's plan) whose crawler listed it
   std::string names;  // each name followed by '\0' (a C string for openat)
   std::vector<Entry> files;
+  // No files: an indexer that reads offers the rest of its batch
+  // (pipeline/indexer_reads.cpp).
+  std::shared_ptr<OpenBatch> share;
 
   void add(std::string_view name, bool via_symlink, uint64_t size = 0, uint32_t append = 0) {
     files.push_back({static_cast<uint32_t>(names.size()), static_cast<uint32_t>(name.size()),
@@ -58,6 +63,21 @@ struct FileBatch {
     names.push_back('\0');
   }
   const char* name(const Entry& e) const { return names.data() + e.name_off; }
+};
+
+// A batch an indexer that reads works through a file at a time; indexers
+// that would otherwise wait take its files too.
+struct OpenBatch {
+  explicit OpenBatch(FileBatch b) : batch(std::move(b)) {}
+  FileBatch batch;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> offered{false};  // an offer of it is queued
+  // The next file no one took, or null.
+  const FileBatch::Entry* take() {
+    const size_t i = next.fetch_add(1, std::memory_order_relaxed);
+    return i < batch.files.size() ? &batch.files[i] : nullptr;
+  }
+  bool untaken() const { return next.load(std::memory_order_relaxed) < batch.files.size(); }
 };
 
 struct CrawlRules {

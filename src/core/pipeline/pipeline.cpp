@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -52,7 +53,9 @@ Pipeline::Pipeline(PipelineConfig cfg)
   found_.count_bytes = cfg_.count_found_bytes;
   {
     auto topo = numa_override_topology();
-    plan_ = plan_numa(topo ? *topo : NumaTopology::detect(), cfg_.opts.reader_threads,
+    // Indexers that read are their node's readers too.
+    plan_ = plan_numa(topo ? *topo : NumaTopology::detect(),
+                      indexers_read() ? cfg_.opts.indexer_threads : cfg_.opts.reader_threads,
                       cfg_.opts.indexer_threads, cfg_.opts.writer_threads);
     if (plan_.pinned()) {
       placer_ = numa_override_placer();
@@ -220,10 +223,15 @@ void Pipeline::run(bool on_caller) {
         Crawler(cfg_.rules, *files_[n], stop_, found_, node).run(work, totals_.skipped);
         if (--crawling == 0) found_.done.store(!stop_.load() && !paused_.load());
       }), own);
-  for (int i = 0; i < o.reader_threads; i++)
-    readers.emplace_back(guard([this, i] { reader_loop(i); }), own);
-  for (int i = 0; i < o.indexer_threads; i++)
-    indexers.emplace_back(guard([this, i] { indexer_loop(i); }), own);
+  if (indexers_read()) {
+    for (int i = 0; i < o.indexer_threads; i++)
+      indexers.emplace_back(guard([this, i] { reading_indexer_loop(i); }), own);
+  } else {
+    for (int i = 0; i < o.reader_threads; i++)
+      readers.emplace_back(guard([this, i] { reader_loop(i); }), own);
+    for (int i = 0; i < o.indexer_threads; i++)
+      indexers.emplace_back(guard([this, i] { indexer_loop(i); }), own);
+  }
   for (int i = 0; i < o.writer_threads; i++)
     writers.emplace_back(guard([this, i] { writer_loop(i); }), own);
 
@@ -231,8 +239,9 @@ void Pipeline::run(bool on_caller) {
   for (auto& q : files_) q->close();
   for (auto& t : readers) t.join();
   for (auto& q : to_indexer_) q->close();
-  reading_done_.store(true);
+  // (Indexers that read are done reading only when they end.)
   for (auto& t : indexers) t.join();
+  reading_done_.store(true);
   to_writer_.close();
   for (auto& t : writers) t.join();
   end_run();
@@ -264,12 +273,21 @@ void Pipeline::end_run() {
   if (paused_.load()) fail(SCIPIS_E_CANCELED, "indexing was paused; a resumable build continues it");
 }
 
+bool Pipeline::indexers_read() const {
+  // A refresh keeps its readers: its walk is most of its work, on as many
+  // crawlers as readers, and it reads few bytes. O_DIRECT reads always
+  // wait for the device: readers overlap them with the indexing.
+  return cfg_.indexers_read && !cfg_.rules.known && cfg_.opts.direct_io == 0;
+}
+
 void Pipeline::make_pools() {
   for (size_t n = 0; n < plan_.node_count(); n++) {
     const int node = static_cast<int>(n);
+    // An indexer that reads holds at most its pack and a large file's
+    // block, none queued.
     pools_.push_back(std::make_unique<BufferPool>(
         pool_buffers(plan_.on_node(NumaRole::kReader, node).size(),
-                     plan_.on_node(NumaRole::kIndexer, node).size()),
+                     indexers_read() ? 0 : plan_.on_node(NumaRole::kIndexer, node).size()),
         cfg_.opts.block_size, &stop_, placer_, plan_.nodes[n]));
   }
 }
@@ -295,7 +313,11 @@ void Pipeline::run_here(int node) {
   here_writer_->finish();
 }
 
-bool Pipeline::deliver(int indexer, ReadMsg m) {
+bool Pipeline::deliver(const OpenPack& p, int indexer, ReadMsg m) {
+  if (p.own) {
+    p.own->take(m);
+    return true;
+  }
   if (!here_writer_) return to_indexer_[static_cast<size_t>(indexer)]->push(std::move(m));
   auto& run = here_indexers_[static_cast<size_t>(indexer)];
   // Made when first given work: an indexer given none allocates nothing.
@@ -315,8 +337,12 @@ Pipeline::~Pipeline() = default;
 void Pipeline::reader_loop(int id) {
   const int node = plan_.reader_node[static_cast<size_t>(id)];
   place(NumaRole::kReader, id, node);
-  auto& files = *files_[static_cast<size_t>(node)];
   OpenPack pack;
+  read_batches(node, pack);
+}
+
+void Pipeline::read_batches(int node, OpenPack& pack) {
+  auto& files = *files_[static_cast<size_t>(node)];
   while (true) {
     auto batch = files.try_pop();
     if (!batch) {
@@ -387,16 +413,29 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
   }
   if (e.append && read_appended(fd, st, b, e, p, node)) return;
   if (!direct && static_cast<uint64_t>(st.st_size) <= pack_limit_) {
-    pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p, node);
+    if (!pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p, node)) {
+      // Its reading starts now, while the batch's cached files are
+      // indexed; it is opened and read again after them.
+      ::posix_fadvise(fd.get(), 0, st.st_size, POSIX_FADV_WILLNEED);
+      p.later.push_back(&e);
+    }
     return;
   }
+  // A large file takes a while: the rest of the batch is offered to
+  // indexers that would wait.
+  if (p.open) offer_rest(p.open, node);
   const auto ix = take_indexer(node, p);
   if (!ix) return;
-  read_file(std::move(fd), st, b, e, *ix, node);
-  pickers_[static_cast<size_t>(node)]->give(*ix);
+  read_file(std::move(fd), st, b, e, *ix, node, p);
+  give_back(node, p, *ix);
+}
+
+void Pipeline::give_back(int node, const OpenPack& p, int indexer) {
+  if (!p.own) pickers_[static_cast<size_t>(node)]->give(indexer);
 }
 
 std::optional<int> Pipeline::take_indexer(int node, OpenPack& p) {
+  if (p.own) return p.last_indexer;
   IndexerPicker& picker = *pickers_[static_cast<size_t>(node)];
   if (here_writer_) return picker.take_any();
   const auto ix = picker.take(
@@ -406,13 +445,13 @@ std::optional<int> Pipeline::take_indexer(int node, OpenPack& p) {
   return ix;
 }
 
-void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
+bool Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
                          const FileBatch::Entry& e, OpenPack& p, int node) {
   BufferPool& pool = *pools_[static_cast<size_t>(node)];
   if (p.buffer && p.used + size > cfg_.opts.block_size) send_pack(p, node);
   if (!p.buffer) {
     p.buffer = pool.acquire();
-    if (!p.buffer) return;  // stopped
+    if (!p.buffer) return true;  // stopped
     p.used = 0;
     p.pack = std::make_unique<FilePack>();
   }
@@ -421,13 +460,20 @@ void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const Fi
   uint64_t got = 0;
   bool blocking = false;
   while (got < size) {
-    ssize_t n = ::pread(fd, dst + got, size - got, static_cast<off_t>(got));
+    ssize_t n = p.nowait ? read_cached(fd, dst + got, size - got, static_cast<off_t>(got))
+                         : ::pread(fd, dst + got, size - got, static_cast<off_t>(got));
     if (n > 0) {
       got += static_cast<uint64_t>(n);
       continue;
     }
     if (n == 0) break;  // it shrank since the fstat
     if (errno == EINTR) continue;
+    if (errno == EAGAIN && p.nowait) {
+      // Not all in the page cache (or O_NONBLOCK means something to this
+      // file system): read later, blocking.
+      count_read_later();
+      return false;
+    }
     if (errno == EAGAIN && !blocking) {
       // O_NONBLOCK means something to this file system: read blocking.
       // (Clearing it up front cost two syscalls per file.)
@@ -452,6 +498,7 @@ void Pipeline::pack_file(int fd, uint64_t size, const FileAttrs& attrs, const Fi
                                   static_cast<uint32_t>(pack.paths.size() - path_off), a});
   p.used += got;
   totals_.bytes_read += got;
+  return true;
 }
 
 void Pipeline::send_pack(OpenPack& p, int node) {
@@ -473,8 +520,8 @@ void Pipeline::send_pack(OpenPack& p, int node) {
   m.node = node;
   m.buffer = buf;
   m.pack = std::move(p.pack);
-  const bool sent = deliver(*ix, std::move(m));
-  pickers_[static_cast<size_t>(node)]->give(*ix);
+  const bool sent = deliver(p, *ix, std::move(m));
+  give_back(node, p, *ix);
   if (!sent) {
     pool.release(buf);
     return;
@@ -519,13 +566,13 @@ bool Pipeline::read_appended(Fd& fd, const struct stat& st, const FileBatch& b,
   window.resize(static_cast<size_t>(plan->plan.start - at));  // what precedes the reading
   const auto ix = take_indexer(node, p);
   if (!ix) return true;
-  read_file(std::move(fd), st, b, e, *ix, node, std::move(plan), window);
-  pickers_[static_cast<size_t>(node)]->give(*ix);
+  read_file(std::move(fd), st, b, e, *ix, node, p, std::move(plan), window);
+  give_back(node, p, *ix);
   return true;
 }
 
 void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
-                         const FileBatch::Entry& e, int indexer, int node,
+                         const FileBatch::Entry& e, int indexer, int node, const OpenPack& p,
                          std::unique_ptr<AppendRead> append, const std::string& window) {
   const auto& o = cfg_.opts;
   BufferPool& pool = *pools_[static_cast<size_t>(node)];
@@ -546,7 +593,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   const uint64_t start = append ? append->plan.start : 0;
   const uint64_t old_size = append ? append->old_size : 0;
   begin.append = std::move(append);
-  if (!deliver(indexer, std::move(begin))) return;
+  if (!deliver(p, indexer, std::move(begin))) return;
 
   // The file is read as it was when opened: growth after that is not read.
   const uint64_t limit = static_cast<uint64_t>(st.st_size);
@@ -604,7 +651,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
     blk.buffer = buf;
     blk.data = data;
     blk.len = cut;
-    if (!deliver(indexer, std::move(blk))) {
+    if (!deliver(p, indexer, std::move(blk))) {
       pool.release(buf);
       return;
     }
@@ -614,7 +661,7 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
   end.node = node;
   end.size = off;
   end.tail = tail.value();
-  deliver(indexer, std::move(end));
+  deliver(p, indexer, std::move(end));
   totals_.bytes += off > old_size ? off - old_size : 0;
   totals_.bytes_read += off - start;
 }

@@ -50,6 +50,11 @@ struct PipelineConfig {
   // Set: each indexer's TF-IDF table starts this small and grows fourfold
   // at each flush up to opts.tfidf_index_size (a refresh: most read little).
   uint64_t tfidf_start = 0;
+  // A build through the page cache (reader_threads 0, no direct_io): each
+  // indexer reads the files it indexes, so that their bytes are still in
+  // its core's cache when it tokenizes them and no message or wake-up
+  // passes between threads per pack (bench/results/2026-12-01-s60).
+  bool indexers_read = false;
   // A refresh of given paths: where the walk starts instead of the root.
   std::shared_ptr<const std::vector<DirWork>> starts;
 };
@@ -122,41 +127,65 @@ class Pipeline {
   uint64_t cross_node_handoffs() const { return cross_node_.load(); }
 
  private:
+  class IndexerRun;
   // A reader's pack of small files being filled (file_pack.h).
   struct OpenPack {
     unsigned char* buffer = nullptr;
     size_t used = 0;
     std::unique_ptr<FilePack> pack;
     int last_indexer = -1;  // the reader's last message went there
+    // An indexer that reads for itself (PipelineConfig::indexers_read):
+    // what it reads goes to own at once, never through a queue.
+    IndexerRun* own = nullptr;
+    // Small files are read only from the page cache (RWF_NOWAIT); those
+    // not in it are left here, their reading started, and read after the
+    // batch's other files.
+    bool nowait = false;
+    std::vector<const FileBatch::Entry*> later;
+    std::shared_ptr<OpenBatch> open;  // the batch an indexer that reads works through
   };
   // Pins the calling thread and its memory as the plan says.
   void place(NumaRole role, int index, int node);
   void reader_loop(int id);
+  // The node's batches until the walk ends, read into p.
+  void read_batches(int node, OpenPack& p);
+  // An indexer that reads (indexer_reads.cpp): the node's batches, and
+  // the files of other indexers' batches when it would wait.
+  void reading_indexer_loop(int id);
+  void indexer_reads(int node, OpenPack& p);
+  void work_through(const std::shared_ptr<OpenBatch>& ob, OpenPack& p, int node);
+  void read_later(const FileBatch& b, OpenPack& p, int node);
+  void offer_rest(const std::shared_ptr<OpenBatch>& ob, int node);
+  std::shared_ptr<OpenBatch> untaken_batch(int node);
+  // Whether this run's indexers read their own files.
+  bool indexers_read() const;
   void read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPack& p, int node);
-  void pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
+  // False: p.nowait and the file's bytes are not all in the page cache
+  // (nothing of it was packed).
+  bool pack_file(int fd, uint64_t size, const FileAttrs& attrs, const FileBatch& b,
                  const FileBatch::Entry& e, OpenPack& p, int node);
   void send_pack(OpenPack& p, int node);
   // One of the node's free indexers with room in its queue
   // (indexer_picker.h), held until given back; empty when the build
   // stopped.
   std::optional<int> take_indexer(int node, OpenPack& p);
+  void give_back(int node, const OpenPack& p, int indexer);
   // With append: from append->plan.start on, as a link of its chain.
   void read_file(Fd fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
-                 int indexer, int node, std::unique_ptr<AppendRead> append = nullptr,
+                 int indexer, int node, const OpenPack& p, std::unique_ptr<AppendRead> append = nullptr,
                  const std::string& window = std::string());
   // A file RefreshCatalog::needs_read found grown: its old end read back
   // and, when unchanged, only what follows read (true); false: read it whole.
   bool read_appended(Fd& fd, const struct stat& st, const FileBatch& b, const FileBatch::Entry& e,
                      OpenPack& p, int node);
   // An indexer's and a writer's state and work (indexer.cpp, writer.cpp).
-  class IndexerRun;
   class WriterRun;
   void indexer_loop(int id);
   void writer_loop(int id);
   // Reader -> indexer and indexer -> writer: queued to their threads, or,
-  // when this thread runs every stage (run_here), taken at once. False
-  // when the build stopped first.
-  bool deliver(int indexer, ReadMsg m);
+  // when this thread runs every stage (run_here) or is the indexer
+  // (p.own), taken at once. False when the build stopped first.
+  bool deliver(const OpenPack& p, int indexer, ReadMsg m);
   bool send_flush(FlushJob job);
   // A refresh of a few named files walks them on the calling thread; what
   // the walk handed out is then read, indexed and written there too when
@@ -191,6 +220,10 @@ class Pipeline {
   std::vector<std::unique_ptr<BoundedQueue<FileBatch>>> files_;
   std::vector<std::unique_ptr<IndexerPicker>> pickers_;
   std::vector<std::unique_ptr<BufferPool>> pools_;
+  // Batches indexers that read are working through (OpenBatch).
+  std::mutex open_mu_;
+  std::vector<std::shared_ptr<OpenBatch>> open_;
+  std::atomic<int> popping_{0};
   std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
   BoundedQueue<FlushJob> to_writer_;
   std::vector<std::unique_ptr<DistinctTerms>> sketches_;  // one per indexer
@@ -209,6 +242,12 @@ class Pipeline {
   std::mutex spare_mu_;
   std::vector<std::vector<FlushBuffers>> spare_buffers_;
 };
+
+// Tests: indexers that read find no file in the page cache (1), or a file
+// system that cannot tell (2); 0: as the kernel says.
+void set_nowait_refusal_for_tests(int how);
+// Small files indexers that read left for later, since the process began.
+uint64_t files_read_later();
 
 // Blocks every signal in the calling thread; engine threads run like this
 // so that PostgreSQL's handlers only ever run on the backend's own thread.

@@ -19,6 +19,11 @@
 
 namespace scipis {
 
+// pread from the page cache alone (indexer_reads.cpp): -1 with EAGAIN
+// where it would wait for the device.
+ssize_t read_cached(int fd, unsigned char* buf, size_t n, off_t off);
+void count_read_later();
+
 class Pipeline::IndexerRun {
  public:
   IndexerRun(Pipeline& p, int id);
