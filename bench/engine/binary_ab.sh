@@ -34,7 +34,7 @@ for r in $(seq "$rounds"); do
     out=$({ /usr/bin/time -f 'TIME %U %S %M' "$b" --corpus "$corpus" --runs 1; } 2>&1)
     echo "$b $(echo "$out" | grep '^TIME' | cut -d' ' -f2-) $(echo "$out" | grep -oE '"wall_s":[0-9.]+' | cut -d: -f2) $(echo "$out" | grep -oE '"index_bytes":[0-9]+' | cut -d: -f2)"
   done
-done | tee /dev/stderr | python3 -c '
+done | tee >(cat >&2) | python3 -c '
 import statistics, sys
 rows = [l.split() for l in sys.stdin if l.strip()]
 for b in dict.fromkeys(r[0] for r in rows):

@@ -23,7 +23,7 @@ for r in $(seq "$rounds"); do
     bench/build/index_bench --corpus "$corpus" --runs 1 --tfidf-mib "$mib" |
       sed "s/^{/{\"tfidf_mib\":$mib,\"round\":$r,/"
   done
-done | tee /dev/stderr | python3 -c '
+done | tee >(cat >&2) | python3 -c '
 import json, statistics, sys
 rows = [json.loads(l) for l in sys.stdin]
 for mib in sorted({r["tfidf_mib"] for r in rows}, reverse=True):
