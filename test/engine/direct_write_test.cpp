@@ -6,7 +6,6 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -16,12 +15,6 @@
 #include "util/fileio.h"
 
 namespace {
-
-// File systems whose O_DIRECT writes bypass the page cache (elsewhere,
-// tmpfs is the page cache and overlay or network ones may buffer).
-bool bypasses_page_cache(long type) {
-  return type == 0xEF53 /* ext2-4 */ || type == 0x58465342 /* xfs */ || type == static_cast<long>(0x9123683E) /* btrfs */;
-}
 
 // Bytes no two offsets share within a period longer than a block.
 std::string pattern(size_t n, unsigned seed) {
@@ -86,9 +79,7 @@ TEST(DirectWrite, RefusedAtTheFirstWriteGoesOnBuffered) { check_sizes(2); }
 // cache (on ext4, xfs or btrfs).
 TEST(DirectWrite, WholeBlocksStayOutOfThePageCache) {
   const std::string dir = testutil::scratch_dir();
-  struct statfs fs;
-  ASSERT_EQ(statfs(dir.c_str(), &fs), 0);
-  if (!bypasses_page_cache(static_cast<long>(fs.f_type))) {
+  if (!testutil::on_block_file_system(dir)) {
     testutil::rm_rf(dir);
     GTEST_SKIP() << "scratch directory not on ext4, xfs or btrfs";
   }

@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -166,15 +165,6 @@ TEST(SmallFiles, PackedFilesMatchBruteForce) {
   testutil::rm_rf(c.root);
 }
 
-namespace {
-bool has_page_cache(const std::string& dir) {
-  struct statfs fs;
-  if (statfs(dir.c_str(), &fs) != 0) return false;
-  return fs.f_type == 0xEF53 /* ext2-4 */ || fs.f_type == 0x58465342 /* xfs */ ||
-         fs.f_type == static_cast<long>(0x9123683E) /* btrfs */;
-}
-}  // namespace
-
 // Files dropped from the page cache: indexers that read start their
 // reading, index the files still cached, then read those and find all.
 TEST(SmallFiles, FilesOutOfThePageCacheAreReadLater) {
@@ -195,7 +185,7 @@ TEST(SmallFiles, FilesOutOfThePageCacheAreReadLater) {
   scipis_error err;
   const uint64_t later_before = scipis::files_read_later();
   ASSERT_EQ(testutil::build(dir, c.root, o, &st, &err), 0) << err.message;
-  if (has_page_cache(c.root)) {
+  if (testutil::on_block_file_system(c.root)) {
     EXPECT_GT(scipis::files_read_later(), later_before);
   }
   EXPECT_EQ(st.files, c.docs.size());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,6 +23,16 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 inline bool sampled(size_t i, size_t k) { return !kSanitized || i % k == 0; }
+
+// Whether dir is on ext4, xfs or btrfs: file systems with a page cache of
+// their own that O_DIRECT bypasses and POSIX_FADV_DONTNEED empties (tmpfs
+// is the page cache; overlay or network ones may keep copies).
+inline bool on_block_file_system(const std::string& dir) {
+  struct statfs fs;
+  if (statfs(dir.c_str(), &fs) != 0) return false;
+  const long t = static_cast<long>(fs.f_type);
+  return t == 0xEF53 /* ext2-4 */ || t == 0x58465342 /* xfs */ || t == static_cast<long>(0x9123683E) /* btrfs */;
+}
 
 inline std::string scratch_dir() {
   char tmpl[] = "/tmp/scipis-engine-XXXXXX";
