@@ -417,8 +417,14 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
       // Its reading starts now, while the batch's cached files are
       // indexed; it is opened and read again after them.
       ::posix_fadvise(fd.get(), 0, st.st_size, POSIX_FADV_WILLNEED);
-      p.later.push_back(&e);
+      p.later.emplace_back(p.open, &e);
     }
+    return;
+  }
+  // An indexer that reads leaves a large file whose start is not cached
+  // for later too, its reading started.
+  if (p.nowait && !starts_cached(fd.get(), static_cast<uint64_t>(st.st_size))) {
+    p.later.emplace_back(p.open, &e);
     return;
   }
   // A large file takes a while: the rest of the batch is offered to
@@ -613,7 +619,8 @@ void Pipeline::read_file(Fd fd, const struct stat& st, const FileBatch& b,
                          : static_cast<size_t>(std::min<uint64_t>(o.block_size, limit - off));
     ssize_t n;
     while (true) {
-      n = ::pread(fd.get(), area, want, static_cast<off_t>(off));
+      n = p.own ? read_large(fd.get(), area, want, static_cast<off_t>(off), limit)
+                : ::pread(fd.get(), area, want, static_cast<off_t>(off));
       if (n >= 0) break;
       if (errno == EINTR) continue;
       if (errno == EINVAL && direct) {

@@ -137,11 +137,11 @@ class Pipeline {
     // An indexer that reads for itself (PipelineConfig::indexers_read):
     // what it reads goes to own at once, never through a queue.
     IndexerRun* own = nullptr;
-    // Small files are read only from the page cache (RWF_NOWAIT); those
-    // not in it are left here, their reading started, and read after the
-    // batch's other files.
+    // Files are read only from the page cache (RWF_NOWAIT); those not in
+    // it are left here, their reading started, and read once more have
+    // piled up (with their batches, kept until then).
     bool nowait = false;
-    std::vector<const FileBatch::Entry*> later;
+    std::vector<std::pair<std::shared_ptr<OpenBatch>, const FileBatch::Entry*>> later;
     std::shared_ptr<OpenBatch> open;  // the batch an indexer that reads works through
   };
   // Pins the calling thread and its memory as the plan says.
@@ -154,7 +154,8 @@ class Pipeline {
   void reading_indexer_loop(int id);
   void indexer_reads(int node, OpenPack& p);
   void work_through(const std::shared_ptr<OpenBatch>& ob, OpenPack& p, int node);
-  void read_later(const FileBatch& b, OpenPack& p, int node);
+  // The first n files left for later (all: SIZE_MAX).
+  void read_later(OpenPack& p, int node, size_t n);
   void offer_rest(const std::shared_ptr<OpenBatch>& ob, int node);
   std::shared_ptr<OpenBatch> untaken_batch(int node);
   // Whether this run's indexers read their own files.

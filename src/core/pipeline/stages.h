@@ -23,6 +23,13 @@ namespace scipis {
 // where it would wait for the device.
 ssize_t read_cached(int fd, unsigned char* buf, size_t n, off_t off);
 void count_read_later();
+// A large file's block for an indexer that reads: from the page cache
+// when it is there; else the device is started on the file's next bytes
+// (up to limit), then the block is read, waiting.
+ssize_t read_large(int fd, unsigned char* buf, size_t n, off_t off, uint64_t limit);
+// Whether a large file's first page is in the page cache; if not, its
+// reading is started.
+bool starts_cached(int fd, uint64_t size);
 
 class Pipeline::IndexerRun {
  public:
