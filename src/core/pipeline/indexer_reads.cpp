@@ -1,11 +1,12 @@
 // Indexers that read the files they index (PipelineConfig::indexers_read):
 // a build through the page cache tokenizes each file on the core that has
-// just copied it, and no message passes between threads for it. Small
-// files are read only from the page cache; those not in it have their
-// reading started and are read after the batch's others, so that the
-// device works while the indexer does. An indexer that would wait takes
-// files of a batch another is working through, so that a directory of a
-// few large files is not left to one.
+// just copied it, and no message passes between threads for it. Files
+// are read only from the page cache; one not in it (a small file not all
+// there, a large one whose start is not) has its reading started and is
+// read later, once more have piled up, so that the device works while
+// the indexer does. An indexer that would wait takes files of a batch
+// another is working through, so that a directory of a few large files
+// is not left to one.
 #include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
