@@ -80,6 +80,8 @@ void Pipeline::reading_indexer_loop(int id) {
   pack.last_indexer = id;
   pack.nowait = true;
   indexer_reads(node, pack);
+  // The build's progress turns to flushing once every indexer has read.
+  if (reading_left_.fetch_sub(1) == 1) reading_done_.store(true);
   if (stop_.load()) return;
   run->finish();
 }

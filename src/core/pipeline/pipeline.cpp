@@ -224,6 +224,7 @@ void Pipeline::run(bool on_caller) {
         if (--crawling == 0) found_.done.store(!stop_.load() && !paused_.load());
       }), own);
   if (indexers_read()) {
+    reading_left_.store(o.indexer_threads);
     for (int i = 0; i < o.indexer_threads; i++)
       indexers.emplace_back(guard([this, i] { reading_indexer_loop(i); }), own);
   } else {
@@ -239,9 +240,9 @@ void Pipeline::run(bool on_caller) {
   for (auto& q : files_) q->close();
   for (auto& t : readers) t.join();
   for (auto& q : to_indexer_) q->close();
-  // (Indexers that read are done reading only when they end.)
+  // (Indexers that read say so themselves, before their last flush.)
+  if (!indexers_read()) reading_done_.store(true);
   for (auto& t : indexers) t.join();
-  reading_done_.store(true);
   to_writer_.close();
   for (auto& t : writers) t.join();
   end_run();
@@ -414,8 +415,8 @@ void Pipeline::read_entry(const FileBatch& b, const FileBatch::Entry& e, OpenPac
   if (e.append && read_appended(fd, st, b, e, p, node)) return;
   if (!direct && static_cast<uint64_t>(st.st_size) <= pack_limit_) {
     if (!pack_file(fd.get(), static_cast<uint64_t>(st.st_size), attrs_of(st), b, e, p, node)) {
-      // Its reading starts now, while the batch's cached files are
-      // indexed; it is opened and read again after them.
+      // Its reading starts now, while cached files are indexed; it is
+      // opened and read again later (read_later).
       ::posix_fadvise(fd.get(), 0, st.st_size, POSIX_FADV_WILLNEED);
       p.later.emplace_back(p.open, &e);
     }

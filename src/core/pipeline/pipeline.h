@@ -225,6 +225,7 @@ class Pipeline {
   std::mutex open_mu_;
   std::vector<std::shared_ptr<OpenBatch>> open_;
   std::atomic<int> popping_{0};
+  std::atomic<int> reading_left_{0};  // indexers that read and have not finished reading
   std::vector<std::unique_ptr<BoundedQueue<ReadMsg>>> to_indexer_;
   BoundedQueue<FlushJob> to_writer_;
   std::vector<std::unique_ptr<DistinctTerms>> sketches_;  // one per indexer
